@@ -1,0 +1,321 @@
+"""Context: what a plugin sees — services, plugins, effects and events.
+
+The root ``Context()`` is an async context manager owning a task group; leaving it disposes
+everything. Each plugin activation gets a child context: what it registers through it is an
+effect of that plugin, undone newest-first when the plugin unloads.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from functools import partial
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from .errors import ContextDisposed, HarnessError, PluginError, ServiceNotInjected
+from .fiber import Fiber, FiberState
+from .plugin import describe
+from .runtime import Runtime
+from .service import ServiceView
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+Disposer = Callable[[], Any]
+_ids = itertools.count()
+
+
+class Context:
+    """The root context (``Context()``) or a plugin's view of it."""
+
+    _runtime: Runtime
+    _fiber: Fiber | None
+    _effects: dict[int, Disposer]
+    _disposed: bool
+    _group: TaskGroup | None
+    logger: logging.Logger
+
+    def __init__(self) -> None:
+        self._runtime = Runtime()
+        self._fiber = None
+        self._effects = {}
+        self._disposed = False
+        self._group = None
+        self.logger = logging.getLogger("harness")
+
+    @classmethod
+    def _for_fiber(cls, fiber: Fiber) -> Context:
+        ctx = cls.__new__(cls)
+        ctx._runtime = fiber.runtime
+        ctx._fiber = fiber
+        ctx._effects = {}
+        ctx._disposed = False
+        ctx._group = None
+        ctx.logger = fiber.logger
+        return ctx
+
+    # -- the root ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Context:
+        if self._fiber is not None or self._group is not None:
+            raise HarnessError("only a new root Context can be entered, and only once")
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        self._runtime.group = group
+        self._runtime.bus.spawn = self._runtime.spawn
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        group = self._group
+        assert group is not None
+        group.cancel_scope.cancel()
+        await self._close()
+        self._runtime.group = None
+        self._runtime.bus.spawn = None
+        return await group.__aexit__(exc_type, exc, tb)
+
+    # -- identity ------------------------------------------------------------------------
+
+    @property
+    def fiber(self) -> Fiber | None:
+        """The fiber of the plugin this context belongs to (None on the root)."""
+        return self._fiber
+
+    @property
+    def config(self) -> Any:
+        """The validated config of this context's plugin (None on the root)."""
+        return None if self._fiber is None else self._fiber.config
+
+    @property
+    def is_disposed(self) -> bool:
+        """True once the activation this context belongs to has ended."""
+        return self._disposed
+
+    def describe(self) -> str:
+        """``plugin 'name'`` or ``the root context``, for messages."""
+        return "the root context" if self._fiber is None else f"plugin {self._fiber.name!r}"
+
+    # -- plugins and effects -------------------------------------------------------------
+
+    def plugin(
+        self,
+        plugin: Any,
+        config: Any = None,
+        *,
+        name: str | None = None,
+        inject: Mapping[str, Any] | list[str] | None = None,
+    ) -> Fiber:
+        """Load ``plugin`` as a child of this context; return its fiber at once.
+
+        ``name`` overrides the plugin's name; ``inject`` adds required services.
+        """
+        self._check_alive()
+        spec = describe(plugin, name, inject)
+        fiber = Fiber(self._runtime, self, spec, spec.inject)
+        key = self._register(fiber.dispose)
+        fiber.begin(config, partial(self._effects.pop, key, None))
+        return fiber
+
+    def effect(self, setup: Callable[[], Disposer | None]) -> Disposer:
+        """Run ``setup`` now; its returned cleanup runs when this plugin unloads.
+
+        Returns a dispose callable that runs the cleanup early (await its result when the
+        cleanup is async); a second call is a no-op.
+        """
+        self._check_alive()
+        cleanup = setup()
+        if cleanup is None:
+            return _noop
+        if not callable(cleanup):
+            raise PluginError(
+                f"{self.describe()}: an effect's setup must return a cleanup callable or None, "
+                f"got {type(cleanup).__name__}"
+            )
+        return self._add(cleanup)
+
+    def start_soon(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Disposer:
+        """Run ``func(*args)`` in the background until it ends or this plugin unloads."""
+        self._check_alive()
+        scope = anyio.CancelScope()
+        logger = self.logger
+
+        async def run() -> None:
+            with scope:
+                try:
+                    await func(*args)
+                except Exception:
+                    logger.exception("background task %r raised", func)
+            dispose()
+
+        dispose = self._add(scope.cancel)
+        self._runtime.spawn(run)
+        return dispose
+
+    def provide(self, name: str, instance: Any) -> Disposer:
+        """Provide ``instance`` as service ``name`` (visible once this plugin is active)."""
+        self._check_alive()
+        if not name.isidentifier() or name.startswith("_") or hasattr(Context, name):
+            raise PluginError(
+                f"{self.describe()}: {name!r} cannot be a service name: it must be an "
+                "identifier that is not a Context attribute"
+            )
+        runtime = self._runtime
+        slot = runtime.reserve(name, instance, self)
+        fiber = self._fiber
+        if fiber is None or fiber.state is FiberState.ACTIVE:
+
+            async def publish() -> None:
+                await runtime.publish(self)
+
+            runtime.spawn(publish)
+        return self._add(partial(runtime.withdraw, slot))
+
+    # -- services ------------------------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        runtime = self._runtime
+        slot = runtime.services.get(name)
+        fiber = self._fiber
+        if (
+            fiber is not None
+            and name not in fiber.inject
+            and (slot is None or slot.owner is not self)
+        ):
+            if slot is None:
+                raise AttributeError(
+                    f"{type(self).__name__!r} object has no attribute {name!r}, and no service "
+                    f"{name!r} is loaded"
+                )
+            raise ServiceNotInjected(
+                f"plugin {fiber.name!r} reads service {name!r} without injecting it; "
+                f"did you forget inject = [{name!r}]?"
+            )
+        if slot is None or not slot.published:
+            raise AttributeError(
+                f"service {name!r} is not available: its provider is not loaded or not active "
+                f"(use ctx.get({name!r}) to read an optional service)"
+            )
+        return ServiceView(slot.instance, self)
+
+    def get(self, name: str) -> Any:
+        """The service ``name`` as seen from here, or None when it is not available."""
+        fiber = self._fiber
+        slot = self._runtime.services.get(name)
+        if (
+            fiber is not None
+            and name not in fiber.inject
+            and (slot is None or slot.owner is not self)
+        ):
+            raise ServiceNotInjected(
+                f"plugin {fiber.name!r} reads service {name!r} without injecting it; "
+                f"did you forget inject = [{name!r}]?"
+            )
+        if slot is None or not slot.published:
+            return None
+        return ServiceView(slot.instance, self)
+
+    # -- events --------------------------------------------------------------------------
+
+    def on(self, name: str, listener: Callable[..., Any], prepend: bool = False) -> Disposer:
+        """Listen to ``name`` until this plugin unloads; return a dispose callable."""
+        self._check_alive()
+        bus = self._runtime.bus
+        registration = bus.add(name, listener, self.logger, prepend)
+        return self._add(partial(bus.remove, name, registration))
+
+    def once(self, name: str, listener: Callable[..., Any], prepend: bool = False) -> Disposer:
+        """Listen to ``name`` for one dispatch only."""
+
+        def wrapper(*args: Any) -> Any:
+            dispose()
+            return listener(*args)
+
+        dispose = self.on(name, wrapper, prepend)
+        return dispose
+
+    def emit(self, name: str, *args: Any) -> None:
+        """Call every listener; a raising one is logged and the rest still run."""
+        self._runtime.bus.emit(name, *args)
+
+    async def parallel(self, name: str, *args: Any) -> None:
+        """Run every listener concurrently; errors are logged."""
+        await self._runtime.bus.parallel(name, *args)
+
+    async def serial(self, name: str, *args: Any) -> Any:
+        """Await listeners in order; the first result that is not None wins."""
+        return await self._runtime.bus.serial(name, *args)
+
+    def bail(self, name: str, *args: Any) -> Any:
+        """Call listeners in order; the first result that is not None wins."""
+        return self._runtime.bus.bail(name, *args)
+
+    def waterfall(
+        self, name: str, *args: Any, inner: Callable[[], Awaitable[Any]] | None = None
+    ) -> Awaitable[Any]:
+        """Run the onion of ``name``: ``await ctx.waterfall(name, *args, inner)``.
+
+        Each listener is ``async (*args, next)``; ``inner`` (the last positional argument, or
+        the keyword) is the innermost ``next``.
+        """
+        if inner is None:
+            if not args:
+                raise TypeError("waterfall() needs an inner callable")
+            *rest, inner = args
+            args = tuple(rest)
+        return self._runtime.bus.waterfall(name, args, inner)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _check_alive(self) -> None:
+        if self._disposed:
+            raise ContextDisposed(
+                f"the context of {self.describe()} is disposed: effects, listeners, services "
+                "and child plugins cannot be added after the plugin unloaded"
+            )
+
+    def _register(self, cleanup: Disposer) -> int:
+        key = next(_ids)
+        self._effects[key] = cleanup
+        return key
+
+    def _add(self, cleanup: Disposer) -> Disposer:
+        key = self._register(cleanup)
+        effects = self._effects
+
+        def dispose() -> Any:
+            found = effects.pop(key, None)
+            return None if found is None else found()
+
+        return dispose
+
+    async def _close(self) -> None:
+        """Undo every effect, newest first; errors are logged and the rest still run."""
+        self._disposed = True
+        effects = self._effects
+        with anyio.CancelScope(shield=True):
+            while effects:
+                key = next(reversed(effects))
+                cleanup = effects.pop(key)
+                try:
+                    result = cleanup()
+                    if inspect.isawaitable(result):
+                        await result
+                except Exception:
+                    self.logger.exception("cleanup of %s raised", self.describe())
+
+
+def _noop() -> None:
+    return None

@@ -1,0 +1,61 @@
+"""The exception tree of harness.
+
+::
+
+    HarnessError                 base of everything harness raises on purpose
+    ├── ConfigError              a config (a plugin's or cordis.yml) is invalid
+    ├── PluginError              a plugin cannot be used or failed to apply
+    │   ├── ServiceConflict      two plugins provide one service name
+    │   └── DependencyCycle      plugins wait on each other's services
+    ├── ContextDisposed          an effect was created on a context that is gone
+    ├── ServiceNotInjected       a plugin read a service it did not inject
+    └── ToolArgsError            tool arguments do not match the tool's parameters
+
+Messages are one sentence naming the object and the broken rule, and say what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class HarnessError(Exception):
+    """Raised for every failure harness reports on purpose."""
+
+
+class ConfigError(HarnessError):
+    """Raised when a config does not validate; ``issues`` lists every problem with its path."""
+
+    def __init__(self, message: str, issues: Sequence[str] = ()) -> None:
+        self.issues: tuple[str, ...] = tuple(issues)
+        if self.issues:
+            message = f"{message}: " + "; ".join(self.issues)
+        super().__init__(message)
+
+
+class PluginError(HarnessError):
+    """Raised when a plugin cannot be used or its apply failed."""
+
+
+class ServiceConflict(PluginError):
+    """Raised when a plugin provides a service name another plugin already holds."""
+
+
+class DependencyCycle(PluginError):
+    """Raised (and kept as the fibers' error) when plugins wait on each other's services."""
+
+
+class ContextDisposed(HarnessError):
+    """Raised when an effect is created on a context whose plugin has unloaded."""
+
+
+class ServiceNotInjected(HarnessError):
+    """Raised when a plugin reads a service it did not declare in ``inject``."""
+
+
+class ToolArgsError(HarnessError):
+    """Raised when tool arguments do not match the tool's parameter schema."""
+
+    def __init__(self, message: str, issues: Sequence[str] = ()) -> None:
+        self.issues: tuple[str, ...] = tuple(issues)
+        super().__init__(message)

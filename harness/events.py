@@ -1,0 +1,151 @@
+"""Named events with Cordis' five dispatch modes.
+
+``emit`` (sync, results ignored, errors logged), ``parallel`` (concurrent, errors logged),
+``serial`` and ``bail`` (in order; the first result that is not None wins), and
+``waterfall`` — the onion: each listener is ``async (*args, next)`` and decides whether and
+when to call ``next``; the innermost ``next`` is the caller's ``inner``.
+
+The bus keeps, per event, a tuple of callbacks rebuilt on every change: registration is
+rare and dispatch is hot, so dispatch never copies and a listener added during a dispatch
+takes effect from the next one.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
+from typing import Any
+
+import anyio
+
+Callback = Callable[..., Any]
+Spawner = Callable[[Callable[[], Coroutine[Any, Any, Any]]], None]
+
+_log = logging.getLogger("harness.events")
+
+
+class Listener:
+    """One registration: the callback and the logger of the plugin that owns it."""
+
+    __slots__ = ("callback", "logger")
+
+    def __init__(self, callback: Callback, logger: logging.Logger) -> None:
+        self.callback = callback
+        self.logger = logger
+
+
+class EventBus:
+    """Listeners by event name, and the dispatch modes over them."""
+
+    def __init__(self) -> None:
+        self._listeners: dict[str, list[Listener]] = {}
+        self._callbacks: dict[str, tuple[Callback, ...]] = {}
+        self.spawn: Spawner | None = None
+
+    def add(
+        self, name: str, callback: Callback, logger: logging.Logger = _log, prepend: bool = False
+    ) -> Listener:
+        """Register ``callback`` for ``name``; return the registration for :meth:`remove`."""
+        listener = Listener(callback, logger)
+        listeners = self._listeners.setdefault(name, [])
+        if prepend:
+            listeners.insert(0, listener)
+        else:
+            listeners.append(listener)
+        self._callbacks[name] = tuple(item.callback for item in listeners)
+        return listener
+
+    def remove(self, name: str, listener: Listener) -> None:
+        """Unregister ``listener``; removing one that is gone is a no-op."""
+        listeners = self._listeners.get(name)
+        if listeners is None or listener not in listeners:
+            return
+        listeners.remove(listener)
+        if listeners:
+            self._callbacks[name] = tuple(item.callback for item in listeners)
+        else:
+            del self._listeners[name]
+            del self._callbacks[name]
+
+    def count(self, name: str) -> int:
+        """How many listeners ``name`` has."""
+        return len(self._callbacks.get(name, ()))
+
+    def emit(self, name: str, *args: Any) -> None:
+        """Call every listener; log (and skip past) a listener that raises.
+
+        A listener that returns an awaitable is run in the background on the root's task
+        group, its errors logged the same way.
+        """
+        for listener in tuple(self._listeners.get(name, ())):
+            try:
+                result = listener.callback(*args)
+            except Exception:
+                listener.logger.exception("listener of %r raised", name)
+                continue
+            if inspect.isawaitable(result):
+                self._run_detached(name, listener, result)
+
+    async def parallel(self, name: str, *args: Any) -> None:
+        """Run every listener concurrently and wait for all; errors are logged."""
+        listeners = tuple(self._listeners.get(name, ()))
+        if not listeners:
+            return
+        async with anyio.create_task_group() as group:
+            for listener in listeners:
+                group.start_soon(_guarded, name, listener, args)
+
+    async def serial(self, name: str, *args: Any) -> Any:
+        """Await listeners in order; return the first result that is not None."""
+        for callback in self._callbacks.get(name, ()):
+            result = callback(*args)
+            if inspect.isawaitable(result):
+                result = await result
+            if result is not None:
+                return result
+        return None
+
+    def bail(self, name: str, *args: Any) -> Any:
+        """Call listeners in order; return the first result that is not None."""
+        for callback in self._callbacks.get(name, ()):
+            result = callback(*args)
+            if result is not None:
+                return result
+        return None
+
+    async def waterfall(
+        self, name: str, args: tuple[Any, ...], inner: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """Run the onion of ``name`` around ``inner`` and return the outermost result."""
+        callbacks = self._callbacks.get(name)
+        if not callbacks:
+            return await inner()
+        step: Callable[[], Awaitable[Any]] = inner
+        for callback in reversed(callbacks):
+            step = partial(callback, *args, step)
+        return await step()
+
+    def _run_detached(self, name: str, listener: Listener, awaitable: Awaitable[Any]) -> None:
+        async def run() -> None:
+            try:
+                await awaitable
+            except Exception:
+                listener.logger.exception("listener of %r raised", name)
+
+        if self.spawn is None:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            listener.logger.warning("async listener of %r dropped: no running root", name)
+            return
+        self.spawn(run)
+
+
+async def _guarded(name: str, listener: Listener, args: tuple[Any, ...]) -> None:
+    try:
+        result = listener.callback(*args)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        listener.logger.exception("listener of %r raised", name)

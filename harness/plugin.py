@@ -1,0 +1,186 @@
+"""What counts as a plugin, and how its config is validated.
+
+A plugin is a function ``apply(ctx[, config])``, a class instantiated with ``(ctx[, config])``,
+or any object (a module, say) with an ``apply`` attribute. Optional attributes on the plugin:
+``name``, ``inject``, ``provides`` and ``Config``. :func:`describe` reads them once and
+returns a :class:`PluginSpec` the runtime uses without further introspection.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+
+from .errors import ConfigError, PluginError
+
+if TYPE_CHECKING:
+    from .context import Context
+
+
+@dataclass(frozen=True, slots=True)
+class PluginSpec:
+    """A plugin read once: how to apply it and what it declares."""
+
+    plugin: Any
+    """The plugin object as given."""
+    name: str
+    """Used in logs, errors and the logger name ``harness.plugin.<name>``."""
+    apply: Callable[[Context, Any], Any]
+    """Normalised to ``(ctx, config)``; may return an awaitable, a disposer or a service."""
+    inject: Mapping[str, bool]
+    """Service name → required."""
+    provides: tuple[str, ...]
+    """Services the plugin declares it provides (used to report dependency cycles)."""
+    config_model: Any
+    """The ``Config`` attribute: a pydantic model, a callable validator, or None."""
+    is_class: bool
+
+
+def describe(
+    plugin: Any, name: str | None = None, extra_inject: Mapping[str, Any] | list[str] | None = None
+) -> PluginSpec:
+    """Read ``plugin``'s shape; raise :class:`PluginError` when it is not a plugin."""
+    is_class = inspect.isclass(plugin)
+    if is_class:
+        target: Any = plugin
+        arity = _arity(plugin.__init__, skip_self=True)
+    elif inspect.isfunction(plugin) or inspect.ismethod(plugin):
+        target = plugin
+        arity = _arity(plugin)
+    elif callable(getattr(plugin, "apply", None)):
+        target = plugin.apply
+        arity = _arity(target)
+    else:
+        raise PluginError(
+            f"{plugin!r} is not a plugin: expected a function apply(ctx[, config]), a class, "
+            "or an object with an apply attribute"
+        )
+    label = name or _name_of(plugin)
+    if arity == 0:
+        raise PluginError(f"plugin {label!r}: apply must accept (ctx) or (ctx, config)")
+    if arity == 1:
+
+        def apply(ctx: Context, config: Any) -> Any:
+            return target(ctx)
+
+    else:
+
+        def apply(ctx: Context, config: Any) -> Any:
+            return target(ctx, config)
+
+    inject = parse_inject(getattr(plugin, "inject", None), label)
+    if extra_inject:
+        inject = {**inject, **parse_inject(extra_inject, label)}
+    provides = getattr(plugin, "provides", ())
+    if isinstance(provides, str):
+        provides = (provides,)
+    return PluginSpec(
+        plugin=plugin,
+        name=label,
+        apply=apply,
+        inject=inject,
+        provides=tuple(provides),
+        config_model=getattr(plugin, "Config", None),
+        is_class=is_class,
+    )
+
+
+def parse_inject(value: Any, plugin_name: str) -> dict[str, bool]:
+    """Normalise ``inject`` (a list of names, or a mapping name → options) to name → required."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return {value: True}
+    if isinstance(value, Mapping):
+        result: dict[str, bool] = {}
+        for key, options in value.items():
+            if options is None or options is True:
+                result[str(key)] = True
+            elif options is False:
+                result[str(key)] = False
+            elif isinstance(options, Mapping):
+                result[str(key)] = bool(options.get("required", True))
+            else:
+                raise PluginError(
+                    f"plugin {plugin_name!r}: inject[{key!r}] must be a mapping such as "
+                    f"{{'required': False}}, got {options!r}"
+                )
+        return result
+    if isinstance(value, list | tuple | set | frozenset):
+        return {str(item): True for item in value}
+    raise PluginError(
+        f"plugin {plugin_name!r}: inject must be a list of service names or a mapping, "
+        f"got {type(value).__name__}"
+    )
+
+
+def validate_config(spec: PluginSpec, raw: Any) -> Any:
+    """Validate ``raw`` with the plugin's ``Config``; raise :class:`ConfigError` listing issues."""
+    model = spec.config_model
+    if model is None:
+        return {} if raw is None else raw
+    if inspect.isclass(model) and issubclass(model, pydantic.BaseModel):
+        try:
+            return model.model_validate({} if raw is None else raw)
+        except pydantic.ValidationError as exc:
+            raise ConfigError(f"invalid config for plugin {spec.name!r}", issues_of(exc)) from exc
+    if not callable(model):
+        raise PluginError(f"plugin {spec.name!r}: Config must be a pydantic model or a callable")
+    try:
+        return model(raw)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(f"invalid config for plugin {spec.name!r}", issues_of(exc)) from exc
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"invalid config for plugin {spec.name!r}", [str(exc)]) from exc
+
+
+def issues_of(error: pydantic.ValidationError) -> list[str]:
+    """Every issue of a pydantic error as ``path: message``."""
+    issues = []
+    for item in error.errors(include_url=False):
+        path = format_path(item["loc"])
+        issues.append(f"{path}: {item['msg']}" if path else str(item["msg"]))
+    return issues
+
+
+def format_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
+    """Render a location as ``a.b[2].c``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _arity(func: Callable[..., Any], skip_self: bool = False) -> int:
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature: assume (ctx, config)
+        return 2
+    if skip_self and params and params[0].name == "self":
+        params = params[1:]
+    count = 0
+    for param in params:
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            return 2
+        if param.kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            count += 1
+    return min(count, 2)
+
+
+def _name_of(plugin: Any) -> str:
+    name = getattr(plugin, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return str(getattr(plugin, "__name__", type(plugin).__name__))
