@@ -1,5 +1,7 @@
 """harness: an async plugin host for LLM-agent tools, following the Cordis plugin model."""
 
+__version__ = "0.1.0"
+
 from .context import Context
 from .errors import (
     ConfigError,

@@ -273,8 +273,8 @@ class Context:
         if inner is None:
             if not args:
                 raise TypeError("waterfall() needs an inner callable")
-            *rest, inner = args
-            args = tuple(rest)
+            inner = args[-1]
+            args = args[:-1]
         return self._runtime.bus.waterfall(name, args, inner)
 
     # -- internals -----------------------------------------------------------------------

@@ -115,17 +115,21 @@ class EventBus:
                 return result
         return None
 
-    async def waterfall(
+    def waterfall(
         self, name: str, args: tuple[Any, ...], inner: Callable[[], Awaitable[Any]]
-    ) -> Any:
-        """Run the onion of ``name`` around ``inner`` and return the outermost result."""
+    ) -> Awaitable[Any]:
+        """Return the onion of ``name`` around ``inner``, ready to await.
+
+        No coroutine wraps the dispatch: with no listeners this is ``inner()`` itself, else
+        the outermost listener's call, its ``next`` a chain of partials.
+        """
         callbacks = self._callbacks.get(name)
         if not callbacks:
-            return await inner()
+            return inner()
         step: Callable[[], Awaitable[Any]] = inner
         for callback in reversed(callbacks):
             step = partial(callback, *args, step)
-        return await step()
+        return step()
 
     def _run_detached(self, name: str, listener: Listener, awaitable: Awaitable[Any]) -> None:
         async def run() -> None:

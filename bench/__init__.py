@@ -1,0 +1,1 @@
+"""Benchmarks (not run by the tests): ``make bench`` or ``python -m bench [name ...]``."""

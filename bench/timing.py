@@ -1,0 +1,38 @@
+"""Small timing helpers shared by the benchmarks.
+
+Machines here are noisy, so cases are measured side by side: each round times every case
+once, in turn, and each case keeps its best round. Results are microseconds per call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+AsyncCall = Callable[[], Awaitable[Any]]
+
+
+async def compare(
+    cases: dict[str, AsyncCall], number: int = 20_000, rounds: int = 9
+) -> dict[str, float]:
+    """Best mean µs per ``await call()`` of each case, measured interleaved."""
+    best = dict.fromkeys(cases, float("inf"))
+    for call in cases.values():  # warm up
+        for _ in range(min(number, 2000)):
+            await call()
+    for _ in range(rounds):
+        for label, call in cases.items():
+            start = time.perf_counter_ns()
+            for _ in range(number):
+                await call()
+            best[label] = min(best[label], (time.perf_counter_ns() - start) / number / 1000)
+    return best
+
+
+def table(title: str, results: dict[str, float], baseline: str | None = None) -> None:
+    """Print results, with ratios to ``baseline`` when given."""
+    print(title)
+    for label, value in results.items():
+        ratio = f"  x{value / results[baseline]:.2f}" if baseline else ""
+        print(f"  {label:<40} {value:8.3f} µs{ratio}")
