@@ -10,14 +10,28 @@ from .errors import (
     PluginError,
     ServiceNotInjected,
     ToolArgsError,
+    ToolConflict,
+    ToolDefinitionError,
 )
 from .fiber import Fiber, FiberState
 from .service import Service
+from .tools import (
+    Ask,
+    Deny,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    ToolsService,
+    define_tool,
+    tool,
+)
 
 __all__ = [
+    "Ask",
     "ConfigError",
     "Context",
     "ContextDisposed",
+    "Deny",
     "Fiber",
     "FiberState",
     "HarnessError",
@@ -25,4 +39,12 @@ __all__ = [
     "Service",
     "ServiceNotInjected",
     "ToolArgsError",
+    "ToolCall",
+    "ToolConflict",
+    "ToolDefinition",
+    "ToolDefinitionError",
+    "ToolResult",
+    "ToolsService",
+    "define_tool",
+    "tool",
 ]

@@ -9,6 +9,8 @@
     │   └── DependencyCycle      plugins wait on each other's services
     ├── ContextDisposed          an effect was created on a context that is gone
     ├── ServiceNotInjected       a plugin read a service it did not inject
+    ├── ToolDefinitionError      a tool definition is malformed (raised when it is defined)
+    ├── ToolConflict             two plugins register one tool name
     └── ToolArgsError            tool arguments do not match the tool's parameters
 
 Messages are one sentence naming the object and the broken rule, and say what to do.
@@ -53,8 +55,19 @@ class ServiceNotInjected(HarnessError):
     """Raised when a plugin reads a service it did not declare in ``inject``."""
 
 
+class ToolDefinitionError(HarnessError):
+    """Raised when a tool definition or its parameter spec is malformed."""
+
+
+class ToolConflict(HarnessError):
+    """Raised when a tool name is registered while another plugin holds it."""
+
+
 class ToolArgsError(HarnessError):
-    """Raised when tool arguments do not match the tool's parameter schema."""
+    """Raised when tool arguments do not match the tool's parameters.
+
+    A tool body may raise it too: the call then fails with code ``invalid_args``.
+    """
 
     def __init__(self, message: str, issues: Sequence[str] = ()) -> None:
         self.issues: tuple[str, ...] = tuple(issues)

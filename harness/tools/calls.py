@@ -1,0 +1,118 @@
+"""Tool calls, their results, and the decisions of the pre-execute stage."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ErrorCode = Literal[
+    "unknown_tool",
+    "invalid_args",
+    "denied",
+    "timeout",
+    "cancelled",
+    "tool_error",
+    "invalid_output",
+    "internal",
+]
+ERROR_CODES: tuple[ErrorCode, ...] = (
+    "unknown_tool",
+    "invalid_args",
+    "denied",
+    "timeout",
+    "cancelled",
+    "tool_error",
+    "invalid_output",
+    "internal",
+)
+
+_call_ids = itertools.count(1)
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A model's request to run a tool."""
+
+    id: str
+    """Echoed in the result, so callers can match results to calls."""
+    name: str
+    args: Any = field(default_factory=dict)
+    """A dict, or a JSON string (parsed and validated before the body runs)."""
+
+    @classmethod
+    def of(cls, call: ToolCall | Mapping[str, Any]) -> ToolCall:
+        """Accept a ``ToolCall`` or a mapping with ``id``, ``name`` and ``args`` keys."""
+        if isinstance(call, ToolCall):
+            return call
+        if not isinstance(call, Mapping):
+            raise TypeError(
+                f"a tool call must be a ToolCall or a mapping with id, name and args, "
+                f"got {type(call).__name__}"
+            )
+        name = call.get("name")
+        if not isinstance(name, str):
+            raise TypeError(f"a tool call needs a string 'name', got {name!r}")
+        call_id = call.get("id")
+        args = call.get("args", call.get("arguments"))
+        return cls(
+            id=str(call_id) if call_id is not None else f"call-{next(_call_ids)}",
+            name=name,
+            args={} if args is None else args,
+        )
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """The outcome of one call: a canonical value and its rendering, or an error."""
+
+    id: str
+    name: str
+    result: Any = None
+    """The canonical value (what programs consume); None on failure."""
+    content: list[dict[str, Any]] = field(default_factory=list)
+    """The rendered content blocks (what people and models read)."""
+    error: str | None = None
+    """A message a model can act on; None on success."""
+    code: ErrorCode | None = None
+    """None on success, else one of :data:`ERROR_CODES`."""
+
+    @property
+    def ok(self) -> bool:
+        """True when the call succeeded."""
+        return self.code is None
+
+    @classmethod
+    def failure(cls, call: ToolCall, code: ErrorCode, message: str) -> ToolResult:
+        """A failed result whose content is the message as text."""
+        return cls(call.id, call.name, None, [{"type": "text", "text": message}], message, code)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``id, name, ok, result, content, error, code``."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "ok": self.ok,
+            "result": self.result,
+            "content": self.content,
+            "error": self.error,
+            "code": self.code,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    """A pre-execute decision: refuse the call, telling the model why."""
+
+    reason: str = "denied by a pre-execute listener"
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A pre-execute decision: run the call only if the ``approval`` service approves."""
+
+    reason: str = "this call needs approval"
+
+
+Decision = Literal["allow", "deny", "ask"] | Deny | Ask

@@ -1,0 +1,362 @@
+"""Parameter specs: checked when a tool is defined, emitted as JSON Schema, compiled to checks.
+
+A spec node is a small mapping (``{"type": "string", "description": ...}``). :func:`compile_node`
+turns one into a pair: its JSON Schema and a *check*, a closure tree built once that
+validates a value with JSON Schema 2020-12 semantics (``"1"`` is not an integer, ``true`` is
+not a number, ``1.0`` is an integer, ``oneOf`` means exactly one) and returns None, or every
+violation as ``(path, message)``. Paths are built only on failure, so a valid call allocates
+nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ToolDefinitionError as SpecError
+
+Issue = tuple[str, str]
+Check = Callable[[Any], list[Issue] | None]
+
+TYPES = ("string", "number", "integer", "boolean", "null", "array", "object", "json")
+COMMON_KEYS = frozenset({"type", "description", "default", "examples", "enum", "const", "oneOf"})
+KEYS_BY_TYPE: dict[str | None, frozenset[str]] = {
+    "array": COMMON_KEYS | {"items"},
+    "object": COMMON_KEYS | {"properties", "additionalProperties"},
+}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON Schema defines it: ``1 == 1.0``, but ``true != 1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and bool(a == b)
+
+
+# -- compiling ---------------------------------------------------------------------------
+
+
+def compile_properties(
+    properties: Any, where: str, closed: bool = False
+) -> tuple[dict[str, Any], Check]:
+    """Compile a property map (``parameters``, or an object's ``properties``).
+
+    Returns the object's JSON Schema and its check. The object is open unless ``closed``.
+    """
+    if not isinstance(properties, Mapping):
+        raise SpecError(f"{where}: expected a mapping of property name to spec node")
+    schemas: dict[str, Any] = {}
+    checks: dict[str, Check] = {}
+    required: list[str] = []
+    for key, node in properties.items():
+        if not isinstance(key, str):
+            raise SpecError(f"{where}: property names must be strings, got {key!r}")
+        path = f"{where}.{key}" if where else key
+        if not isinstance(node, Mapping):
+            raise SpecError(f"{path}: expected a spec node such as {{'type': 'string'}}")
+        is_required = node.get("required", False)
+        if not isinstance(is_required, bool):
+            raise SpecError(f"{path}.required: expected true or false, got {is_required!r}")
+        if is_required:
+            required.append(key)
+        schemas[key], checks[key] = compile_node(
+            {k: v for k, v in node.items() if k != "required"}, path
+        )
+    schema: dict[str, Any] = {"type": "object", "properties": schemas}
+    if required:
+        schema["required"] = required
+    if closed:
+        schema["additionalProperties"] = False
+    return schema, _object_check(checks, tuple(required), closed)
+
+
+def compile_node(node: Mapping[str, Any], where: str) -> tuple[dict[str, Any], Check]:
+    """Compile one spec node to its JSON Schema and check."""
+    kind = node.get("type")
+    if kind is not None and kind not in TYPES:
+        raise SpecError(
+            f"{where}.type: unknown type {kind!r}; use one of {', '.join(TYPES)}"
+            + _suggest(kind, TYPES)
+        )
+    allowed = KEYS_BY_TYPE.get(kind, COMMON_KEYS)
+    for key in node:
+        if key not in allowed:
+            hint = "" if key != "required" else " ('required' belongs on object properties)"
+            raise SpecError(
+                f"{where}: unknown key {key!r}{hint}{_suggest(key, allowed)}; "
+                f"allowed keys are {', '.join(sorted(allowed))}"
+            )
+    if "oneOf" in node and kind is not None:
+        raise SpecError(f"{where}: use either 'type' or 'oneOf', not both")
+    if kind is None and "oneOf" not in node and "const" not in node and "enum" not in node:
+        raise SpecError(f"{where}: a spec node needs 'type', 'oneOf', 'const' or 'enum'")
+
+    schema: dict[str, Any] = {}
+    checks: list[Check] = []
+    if kind == "json":
+        pass
+    elif kind == "array":
+        schema["type"] = "array"
+        item_check: Check | None = None
+        if "items" in node:
+            if not isinstance(node["items"], Mapping):
+                raise SpecError(f"{where}.items: expected a spec node")
+            schema["items"], item_check = compile_node(node["items"], f"{where}[]")
+        checks.append(_array_check(item_check))
+    elif kind == "object":
+        schema["type"] = "object"
+        additional = node.get("additionalProperties", True)
+        if not isinstance(additional, bool):
+            raise SpecError(f"{where}.additionalProperties: expected true or false")
+        if "properties" in node:
+            inner, check = compile_properties(node["properties"], where, closed=not additional)
+            schema.update(inner)
+            checks.append(check)
+        else:
+            if not additional:
+                schema["additionalProperties"] = False
+            checks.append(_object_check({}, (), not additional))
+    elif kind is not None:
+        schema["type"] = kind
+        checks.append(_SCALAR_CHECKS[kind])
+    if "oneOf" in node:
+        options = node["oneOf"]
+        if not isinstance(options, list) or not options:
+            raise SpecError(f"{where}.oneOf: expected a non-empty list of spec nodes")
+        compiled = []
+        for index, option in enumerate(options):
+            if not isinstance(option, Mapping):
+                raise SpecError(f"{where}.oneOf[{index}]: expected a spec node")
+            compiled.append(compile_node(option, f"{where}.oneOf[{index}]"))
+        schema["oneOf"] = [option_schema for option_schema, _ in compiled]
+        checks.append(_one_of_check([check for _, check in compiled]))
+    if "enum" in node:
+        values = node["enum"]
+        if not isinstance(values, list) or not values:
+            raise SpecError(f"{where}.enum: expected a non-empty list of values")
+        schema["enum"] = list(values)
+        checks.append(_enum_check(tuple(values)))
+    if "const" in node:
+        schema["const"] = node["const"]
+        checks.append(_const_check(node["const"]))
+    for key in ("description", "default", "examples"):
+        if key in node:
+            schema[key] = node[key]
+    if "description" in node and not isinstance(node["description"], str):
+        raise SpecError(f"{where}.description: expected a string")
+    if "examples" in node and not isinstance(node["examples"], list):
+        raise SpecError(f"{where}.examples: expected a list of example values")
+    return schema, _all_of(checks)
+
+
+def is_single_node(spec: Mapping[str, Any]) -> bool:
+    """True when an output spec is one node (a string ``type``), not a property map."""
+    if isinstance(spec.get("type"), str):
+        return True
+    return any(key in spec and not isinstance(spec[key], Mapping) for key in ("oneOf", "const"))
+
+
+def compile_output(spec: Mapping[str, Any], where: str) -> tuple[dict[str, Any], Check]:
+    """Compile an output spec: a single node, or a property map (an object value)."""
+    if is_single_node(spec):
+        return compile_node(spec, where)
+    return compile_properties(spec, where)
+
+
+def format_issues(issues: list[Issue]) -> str:
+    """``path: message; path: message`` (a root-level issue has no path)."""
+    return "; ".join(f"{path}: {message}" if path else message for path, message in issues)
+
+
+# -- checks ------------------------------------------------------------------------------
+
+
+def _all_of(checks: list[Check]) -> Check:
+    if not checks:
+        return _accept
+    if len(checks) == 1:
+        return checks[0]
+    first, *rest = checks
+
+    def check(value: Any) -> list[Issue] | None:
+        issues = first(value)
+        if issues:  # a type mismatch makes the other constraints noise
+            return issues
+        for other in rest:
+            found = other(value)
+            if found:
+                issues = (issues or []) + found
+        return issues
+
+    return check
+
+
+def _accept(value: Any) -> None:
+    return None
+
+
+def _string(value: Any) -> list[Issue] | None:
+    if isinstance(value, str):
+        return None
+    return [("", f"expected string, got {json_type(value)}")]
+
+
+def _number(value: Any) -> list[Issue] | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return None
+    return [("", f"expected number, got {json_type(value)}")]
+
+
+def _integer(value: Any) -> list[Issue] | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return None
+    return [("", f"expected integer, got {json_type(value)}")]
+
+
+def _boolean(value: Any) -> list[Issue] | None:
+    if isinstance(value, bool):
+        return None
+    return [("", f"expected boolean, got {json_type(value)}")]
+
+
+def _null(value: Any) -> list[Issue] | None:
+    if value is None:
+        return None
+    return [("", f"expected null, got {json_type(value)}")]
+
+
+_SCALAR_CHECKS: dict[str, Check] = {
+    "string": _string,
+    "number": _number,
+    "integer": _integer,
+    "boolean": _boolean,
+    "null": _null,
+}
+
+
+def _array_check(item_check: Check | None) -> Check:
+    def check(value: Any) -> list[Issue] | None:
+        if not isinstance(value, list):
+            return [("", f"expected array, got {json_type(value)}")]
+        if item_check is None:
+            return None
+        issues: list[Issue] | None = None
+        for index, item in enumerate(value):
+            found = item_check(item)
+            if found:
+                issues = issues or []
+                issues.extend((f"[{index}]{path}", message) for path, message in found)
+        return issues
+
+    return check
+
+
+def _object_check(checks: dict[str, Check], required: tuple[str, ...], closed: bool) -> Check:
+    items = tuple(checks.items())
+
+    def check(value: Any) -> list[Issue] | None:
+        if not isinstance(value, dict):
+            return [("", f"expected object, got {json_type(value)}")]
+        issues: list[Issue] | None = None
+        for key in required:
+            if key not in value:
+                issues = issues or []
+                issues.append((f".{key}", "required property is missing"))
+        for key, item_check in items:
+            if key in value:
+                found = item_check(value[key])
+                if found:
+                    issues = issues or []
+                    issues.extend((f".{key}{path}", message) for path, message in found)
+        if closed:
+            for key in value:
+                if key not in checks:
+                    issues = issues or []
+                    issues.append((f".{key}", "unexpected property (not allowed here)"))
+        return issues
+
+    return check
+
+
+def _one_of_check(options: list[Check]) -> Check:
+    def check(value: Any) -> list[Issue] | None:
+        failures = [option(value) for option in options]
+        matched = sum(1 for failure in failures if not failure)
+        if matched == 1:
+            return None
+        if matched > 1:
+            return [("", f"matches {matched} of the oneOf options; it must match exactly one")]
+        details = " | ".join(format_issues(failure or []) for failure in failures)
+        return [("", f"matches none of the oneOf options ({details})")]
+
+    return check
+
+
+def _enum_check(values: tuple[Any, ...]) -> Check:
+    shown = ", ".join(_show(v) for v in values)
+
+    def check(value: Any) -> list[Issue] | None:
+        if any(json_equal(value, option) for option in values):
+            return None
+        return [("", f"expected one of {shown}, got {_show(value)}")]
+
+    return check
+
+
+def _const_check(expected: Any) -> Check:
+    def check(value: Any) -> list[Issue] | None:
+        if json_equal(value, expected):
+            return None
+        return [("", f"expected {_show(expected)}, got {_show(value)}")]
+
+    return check
+
+
+def _show(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _suggest(word: Any, options: Any) -> str:
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def finish_paths(issues: list[Issue]) -> list[Issue]:
+    """Turn check-relative paths (``.a[2].b``) into display paths (``a[2].b``)."""
+    return [(path[1:] if path.startswith(".") else path, message) for path, message in issues]
