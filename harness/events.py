@@ -42,6 +42,7 @@ class EventBus:
     def __init__(self) -> None:
         self._listeners: dict[str, list[Listener]] = {}
         self._callbacks: dict[str, tuple[Callback, ...]] = {}
+        self._layers: dict[str, tuple[Callback, ...]] = {}
         self.spawn: Spawner | None = None
 
     def add(
@@ -54,7 +55,7 @@ class EventBus:
             listeners.insert(0, listener)
         else:
             listeners.append(listener)
-        self._callbacks[name] = tuple(item.callback for item in listeners)
+        self._rebuild(name, listeners)
         return listener
 
     def remove(self, name: str, listener: Listener) -> None:
@@ -64,10 +65,19 @@ class EventBus:
             return
         listeners.remove(listener)
         if listeners:
-            self._callbacks[name] = tuple(item.callback for item in listeners)
+            self._rebuild(name, listeners)
         else:
             del self._listeners[name]
             del self._callbacks[name]
+            del self._layers[name]
+
+    def _rebuild(self, name: str, listeners: list[Listener]) -> None:
+        callbacks = tuple(item.callback for item in listeners)
+        self._callbacks[name] = callbacks
+        self._layers[name] = tuple(
+            callback if inspect.iscoroutinefunction(callback) else _as_layer(callback)
+            for callback in callbacks
+        )
 
     def count(self, name: str) -> int:
         """How many listeners ``name`` has."""
@@ -121,9 +131,10 @@ class EventBus:
         """Return the onion of ``name`` around ``inner``, ready to await.
 
         No coroutine wraps the dispatch: with no listeners this is ``inner()`` itself, else
-        the outermost listener's call, its ``next`` a chain of partials.
+        the outermost listener's call, its ``next`` a chain of partials. A sync listener
+        (one returning ``next()`` or a value) is adapted once, when it registers.
         """
-        callbacks = self._callbacks.get(name)
+        callbacks = self._layers.get(name)
         if not callbacks:
             return inner()
         step: Callable[[], Awaitable[Any]] = inner
@@ -144,6 +155,16 @@ class EventBus:
             listener.logger.warning("async listener of %r dropped: no running root", name)
             return
         self.spawn(run)
+
+
+def _as_layer(callback: Callback) -> Callback:
+    async def layer(*args: Any) -> Any:
+        result = callback(*args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    return layer
 
 
 async def _guarded(name: str, listener: Listener, args: tuple[Any, ...]) -> None:

@@ -88,7 +88,7 @@ def compile_properties(
         if is_required:
             required.append(key)
         schemas[key], checks[key] = compile_node(
-            {k: v for k, v in node.items() if k != "required"}, path
+            {k: v for k, v in node.items() if k != "required"}, path, is_property=True
         )
     schema: dict[str, Any] = {"type": "object", "properties": schemas}
     if required:
@@ -98,8 +98,10 @@ def compile_properties(
     return schema, _object_check(checks, tuple(required), closed)
 
 
-def compile_node(node: Mapping[str, Any], where: str) -> tuple[dict[str, Any], Check]:
-    """Compile one spec node to its JSON Schema and check."""
+def compile_node(
+    node: Mapping[str, Any], where: str, is_property: bool = False
+) -> tuple[dict[str, Any], Check]:
+    """Compile one spec node to its JSON Schema and check (``is_property``: may be required)."""
     kind = node.get("type")
     if kind is not None and kind not in TYPES:
         raise SpecError(
@@ -107,12 +109,13 @@ def compile_node(node: Mapping[str, Any], where: str) -> tuple[dict[str, Any], C
             + _suggest(kind, TYPES)
         )
     allowed = KEYS_BY_TYPE.get(kind, COMMON_KEYS)
+    shown = allowed | {"required"} if is_property else allowed
     for key in node:
         if key not in allowed:
             hint = "" if key != "required" else " ('required' belongs on object properties)"
             raise SpecError(
-                f"{where}: unknown key {key!r}{hint}{_suggest(key, allowed)}; "
-                f"allowed keys are {', '.join(sorted(allowed))}"
+                f"{where}: unknown key {key!r}{hint}{_suggest(key, shown)}; "
+                f"allowed keys are {', '.join(sorted(shown))}"
             )
     if "oneOf" in node and kind is not None:
         raise SpecError(f"{where}: use either 'type' or 'oneOf', not both")
