@@ -23,6 +23,7 @@ test: $(STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench
 
 clean:

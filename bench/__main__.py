@@ -7,7 +7,7 @@ import sys
 
 import anyio
 
-ALL = ["events"]
+ALL = ["events", "tools"]
 
 
 def run(names: list[str]) -> None:

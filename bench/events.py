@@ -34,6 +34,6 @@ async def main() -> None:
     table("waterfall dispatch (best of 9 interleaved rounds of 20,000)", results)
     empty = results["waterfall, no listeners"]
     layer = (results["waterfall, 3 pass-through listeners"] - empty) / 3
-    print(f"  {'per listener layer':<40} {layer:8.3f} µs")
+    print(f"  {'per listener layer':<46} {layer:8.3f} µs")
     overhead = empty - results["await inner() alone"]
-    print(f"  {'overhead of an empty waterfall':<40} {overhead:8.3f} µs")
+    print(f"  {'overhead of an empty waterfall':<46} {overhead:8.3f} µs")

@@ -35,4 +35,4 @@ def table(title: str, results: dict[str, float], baseline: str | None = None) ->
     print(title)
     for label, value in results.items():
         ratio = f"  x{value / results[baseline]:.2f}" if baseline else ""
-        print(f"  {label:<40} {value:8.3f} µs{ratio}")
+        print(f"  {label:<46} {value:8.3f} µs{ratio}")

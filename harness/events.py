@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from functools import partial
 from typing import Any
 
@@ -78,6 +78,11 @@ class EventBus:
             callback if inspect.iscoroutinefunction(callback) else _as_layer(callback)
             for callback in callbacks
         )
+
+    @property
+    def layers(self) -> Mapping[str, tuple[Callback, ...]]:
+        """Event names that have listeners (a read-only view, for fast checks)."""
+        return self._layers
 
     def count(self, name: str) -> int:
         """How many listeners ``name`` has."""

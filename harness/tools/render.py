@@ -20,8 +20,13 @@ class RenderError(ValueError):
 
 def default_text(value: Any) -> str:
     """How a value reads as text without a render: strings as they are, the rest as JSON."""
-    if isinstance(value, str):
-        return value
+    kind = type(value)
+    if kind is str:
+        return str(value)
+    if kind is int:
+        return str(value)
+    if kind is float and value == value and value not in (float("inf"), float("-inf")):
+        return repr(value)
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -159,19 +159,30 @@ class ToolsService(Service):
         except TypeError as exc:
             bad = ToolCall(str(getattr(call, "get", lambda _: None)("id") or "?"), "?")
             return ToolResult.failure(bad, "invalid_args", str(exc))
-        bus = self._bus
+        layers = self._bus.layers
         try:
-            decision = await bus.waterfall("tools/pre-execute", (call,), _allow)
-            denial = None if decision == "allow" else await self._decide(call, decision)
+            # Stages without listeners are skipped outright: the hot path pays only for
+            # the stages somebody listens to.
+            if "tools/pre-execute" in layers:
+                decision = await self._bus.waterfall("tools/pre-execute", (call,), _allow)
+                denial = None if decision == "allow" else await self._decide(call, decision)
+            else:
+                denial = None
             if denial is not None:
                 result = denial
             else:
-                result = await bus.waterfall("tools/execute", (call,), partial(self._run, call))
-                _check_result(result, "tools/execute")
-                result = await bus.waterfall(
-                    "tools/post-execute", (call, result), partial(_same, result)
-                )
-                _check_result(result, "tools/post-execute")
+                if "tools/execute" in layers:
+                    result = await self._bus.waterfall(
+                        "tools/execute", (call,), partial(self._run, call)
+                    )
+                    _check_result(result, "tools/execute")
+                else:
+                    result = await self._run(call)
+                if "tools/post-execute" in layers:
+                    result = await self._bus.waterfall(
+                        "tools/post-execute", (call, result), partial(_same, result)
+                    )
+                    _check_result(result, "tools/post-execute")
         except anyio.get_cancelled_exc_class():
             # The caller's scope stays cancelled: its next checkpoint raises again.
             result = ToolResult.failure(call, "cancelled", f"Tool {call.name} was cancelled")
@@ -180,7 +191,8 @@ class ToolsService(Service):
             result = ToolResult.failure(
                 call, "internal", f"Internal error while running tool {call.name}; see the host log"
             )
-        bus.emit("tools/result", call, result)
+        if "tools/result" in layers:
+            self._bus.emit("tools/result", call, result)
         return result
 
     async def execute_many(
@@ -266,15 +278,11 @@ class ToolsService(Service):
             )
         timeout = tool.timeout if tool.timeout is not None else self.config.timeout
         try:
-            if timeout is None:
-                value = await _invoke(tool, body)
-            else:
-                with anyio.move_on_after(timeout) as scope:
-                    value = await _invoke(tool, body)
-                if scope.cancelled_caught:
-                    return ToolResult.failure(
-                        call, "timeout", f"Tool {call.name} timed out after {timeout:g} seconds"
-                    )
+            value, timed_out = await _invoke(tool, body, timeout)
+            if timed_out:
+                return ToolResult.failure(
+                    call, "timeout", f"Tool {call.name} timed out after {timeout:g} seconds"
+                )
         except ToolArgsError as exc:
             return ToolResult.failure(
                 call, "invalid_args", f"Invalid arguments for tool {call.name}: {exc}"
@@ -316,7 +324,23 @@ class ToolsService(Service):
             return False
 
 
-async def _invoke(tool: ToolDefinition, body: Callable[[], Any]) -> Any:
+async def _invoke(
+    tool: ToolDefinition, body: Callable[[], Any], seconds: float | None
+) -> tuple[Any, bool]:
+    """Run the body (a sync one in a worker thread); return ``(value, timed_out)``.
+
+    No cancel scope is entered without a timeout: entering one costs more than the rest
+    of a quick call. A sync body cannot be stopped: on timeout or cancellation the call
+    stops waiting for its thread, whose late result is discarded.
+    """
+    if seconds is None:
+        return await _body(tool, body), False
+    with anyio.move_on_after(seconds) as scope:
+        return await _body(tool, body), False
+    return None, scope.cancelled_caught
+
+
+async def _body(tool: ToolDefinition, body: Callable[[], Any]) -> Any:
     if tool.is_async:
         return await body()
     value = await anyio.to_thread.run_sync(body, abandon_on_cancel=True)

@@ -1,0 +1,123 @@
+"""Per-call cost of running an ``add(a, b)`` tool, side by side with the peers.
+
+- harness: ``ctx.tools.execute`` with an empty pipeline, and with three pass-through
+  listeners (one per stage);
+- pydantic-ai: ``ToolManager.handle_call`` over a ``FunctionToolset``;
+- MCP Python SDK: ``MCPServer.call_tool`` in process (no transport).
+
+Each tool is the same async function body. Results are µs per call, interleaved rounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness import Context, ToolCall, ToolsService, define_tool
+
+from .timing import compare, table
+
+
+async def _add(args: dict[str, Any]) -> float:
+    return float(args["a"] + args["b"])
+
+
+ADD = define_tool(
+    name="add",
+    description="Add two numbers",
+    parameters={
+        "a": {"type": "number", "required": True},
+        "b": {"type": "number", "required": True},
+    },
+    execute=_add,
+)
+
+
+async def peers() -> dict[str, Any]:
+    """Build the peers' calls; a peer that is not installed is left out with a note."""
+    calls: dict[str, Any] = {}
+    try:
+        from pydantic_ai import RunContext
+        from pydantic_ai.messages import ToolCallPart
+        from pydantic_ai.models.test import TestModel
+        from pydantic_ai.tool_manager import ToolManager
+        from pydantic_ai.toolsets import FunctionToolset
+        from pydantic_ai.usage import RunUsage
+
+        async def add(a: float, b: float) -> float:
+            """Add two numbers."""
+            return a + b
+
+        toolset = FunctionToolset([add])
+        await toolset.__aenter__()
+        run = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+        manager = await ToolManager(toolset).for_run_step(run)
+        calls["pydantic-ai ToolManager.handle_call"] = lambda: manager.handle_call(
+            ToolCallPart("add", {"a": 1, "b": 2})
+        )
+    except ImportError as exc:
+        print(f"  (pydantic-ai not installed: {exc})")
+    try:
+        from mcp.server.mcpserver import MCPServer
+
+        server: Any = MCPServer("bench")
+
+        @server.tool()
+        async def add_mcp(a: float, b: float) -> float:
+            """Add two numbers."""
+            return a + b
+
+        calls["MCP SDK MCPServer.call_tool"] = lambda: server.call_tool("add_mcp", {"a": 1, "b": 2})
+    except ImportError as exc:
+        print(f"  (mcp not installed: {exc})")
+    return calls
+
+
+async def main() -> None:
+    async def passthrough(*args: Any) -> Any:
+        return await args[-1]()
+
+    def args() -> ToolCall:
+        return ToolCall("1", "add", {"a": 1, "b": 2})
+
+    async with (
+        Context() as timed,
+        Context() as untimed,
+        Context() as busy,
+        Context() as busier,
+    ):
+        await timed.plugin(ToolsService)
+        for root in (untimed, busy, busier):
+            await root.plugin(ToolsService, {"timeout": None})
+        for root in (timed, untimed, busy, busier):
+            root.tools.register(ADD)
+        for stage in ("tools/pre-execute", "tools/execute", "tools/post-execute"):
+            busy.on(stage, passthrough)
+            for _ in range(3):
+                busier.on(stage, passthrough)
+        runs = [r.tools.execute for r in (timed, untimed, busy, busier)]
+        for run in runs:
+            assert (await run(args())).result == 3
+        run_timed, run_untimed, run_busy, run_busier = runs
+        cases = {
+            EMPTY: lambda: run_untimed(args()),
+            "harness, empty pipeline, 60 s timeout": lambda: run_timed(args()),
+            THREE: lambda: run_busy(args()),
+            NINE: lambda: run_busier(args()),
+            **await peers(),
+        }
+        results = await compare(cases, number=3000, rounds=7)
+    table("add(a, b) per call (best of 7 interleaved rounds of 3,000)", results, baseline=EMPTY)
+    ours = results[EMPTY]
+    fastest = min(v for k, v in results.items() if not k.startswith("harness"))
+    print(f"  fastest peer / harness empty pipeline:          x{fastest / ours:.1f}")
+    timed_ours = results["harness, empty pipeline, 60 s timeout"]
+    print(f"  fastest peer / harness with a 60 s timeout:     x{fastest / timed_ours:.1f}")
+    first = (results[THREE] - ours) / 3
+    extra = (results[NINE] - results[THREE]) / 6
+    print(f"  first listener of a stage (turns the stage on): {first:.3f} µs")
+    print(f"  each further listener:                          {extra:.3f} µs")
+
+
+EMPTY = "harness, empty pipeline, no timeout"
+THREE = "harness, 1 pass-through listener per stage"
+NINE = "harness, 3 pass-through listeners per stage"
