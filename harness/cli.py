@@ -1,8 +1,21 @@
-"""The ``harness`` command line: thin, it parses, calls the library, prints, maps errors."""
+"""The ``harness`` command line: thin, it parses, calls :class:`~harness.host.Host`, prints.
+
+Exit codes: 0 success; 1 a failed check or a failed tool call; 2 a usage error or a config
+that cannot be read at all (``check`` reports those as problems and exits 1). Errors print
+as ``TypeName: message`` on stderr, with a traceback only under ``--debug``.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import signal
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
 
 import anyio
 import click
@@ -10,45 +23,418 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .context import Context
-from .errors import HarnessError
+from .errors import ConfigError, HarnessError
+from .host import EntryStatus, Host
+from .loader.problems import Problem
+from .loader.writeback import UnknownEntry, set_enabled
+from .tools.calls import ToolCall, ToolResult
+from .tools.formats import FORMATS
+
+EXAMPLES = """
+\b
+Examples:
+  harness run                              start the host on ./cordis.yml
+  harness -c my.yml --patch dev.yml check  report every problem of a config
+  harness tools --json --format anthropic  print the tool schemas
+  harness call add '{"a": 1, "b": 2}'      run one call through the pipeline
+  harness --set echo.enabled=false plugins list entries with one switched off
+  harness disable files                    switch an entry off in the file
+"""
 
 
-def _demo(ctx: Context) -> None:
-    ctx.logger.info("demo plugin applied")
+@dataclass
+class Options:
+    """Options every command takes, before or after the command name."""
+
+    config: str | None = None
+    patches: list[str] = field(default_factory=list)
+    overrides: list[str] = field(default_factory=list)
+    debug: bool = False
+
+    def merged(self, other: Options) -> Options:
+        """Command-level values win; lists add up."""
+        return Options(
+            other.config or self.config,
+            [*self.patches, *other.patches],
+            [*self.overrides, *other.overrides],
+            self.debug or other.debug,
+        )
+
+    @property
+    def config_path(self) -> Path:
+        """``-c``, else ``$HARNESS_CONFIG``, else ``./cordis.yml``."""
+        return Path(self.config or os.environ.get("HARNESS_CONFIG") or "cordis.yml")
+
+    def host(self, **kwargs: Any) -> Host:
+        """A host on these options."""
+        return Host(self.config_path, patches=self.patches, overrides=self.overrides, **kwargs)
 
 
-async def _run() -> None:
-    async with Context() as root:
-        fiber = await root.plugin(_demo, name="demo")
-        table = Table(title="harness")
-        table.add_column("id")
-        table.add_column("state")
-        table.add_row(fiber.name, fiber.state.value)
-        Console().print(table)
-        Console(stderr=True).print("running; press Ctrl-C to stop")
-        await anyio.sleep_forever()
+def common(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the shared options to a command (or the group)."""
+    func = click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")(func)
+    func = click.option(
+        "--set",
+        "overrides",
+        multiple=True,
+        metavar="ID.KEY=VALUE",
+        help="Set one key of an entry after the patches (repeatable).",
+    )(func)
+    func = click.option(
+        "--patch",
+        "patches",
+        multiple=True,
+        metavar="FILE",
+        help="A patch file layered on the config, in order (repeatable).",
+    )(func)
+    func = click.option(
+        "-c",
+        "--config",
+        metavar="FILE",
+        help="The config file (default: $HARNESS_CONFIG or ./cordis.yml).",
+    )(func)
+    return func
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _options(
+    ctx: click.Context, config: str | None, patches: Any, overrides: Any, debug: bool
+) -> Options:
+    local = Options(config, list(patches), list(overrides), debug)
+    base = ctx.find_root().obj if isinstance(ctx.find_root().obj, Options) else Options()
+    options = base.merged(local)
+    _configure_logging(options.debug)
+    return options
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EXAMPLES,
+)
 @click.version_option(__version__, prog_name="harness")
-def cli() -> None:
-    """An async plugin host for LLM-agent tools."""
+@common
+@click.pass_context
+def cli(ctx: click.Context, config: str | None, patches: Any, overrides: Any, debug: bool) -> None:
+    """An async plugin host for LLM-agent tools, configured by cordis.yml."""
+    ctx.obj = Options(config, list(patches), list(overrides), debug)
+
+
+# -- run -------------------------------------------------------------------------------
 
 
 @cli.command()
-def run() -> None:
-    """Start the host and keep it running until Ctrl-C."""
-    try:
-        anyio.run(_run)
-    except KeyboardInterrupt:
+@common
+@click.option("--no-watch", is_flag=True, help="Do not hot-reload on file changes.")
+@click.pass_context
+def run(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
+    """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
+    options = _options(ctx, **shared)
+    anyio.run(_run, options, not no_watch)
+
+
+async def _run(options: Options, watch: bool) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with options.host(watch=watch) as host:
+            console = Console()
+            console.print(_status_table(host.status(), with_tools=True))
+            for problem in host.problems():
+                Console(stderr=True).print(f"[yellow]problem[/]: {problem}", highlight=False)
+            Console(stderr=True).print(
+                f"harness is running {len(host.tools.list())} tool(s); press Ctrl-C to stop",
+                highlight=False,
+            )
+            async for _ in signals:
+                break
+        Console(stderr=True).print("harness stopped", highlight=False)
+
+
+# -- check, plugins, tools ----------------------------------------------------------------
+
+
+@cli.command()
+@common
+@click.option("--json", "as_json", is_flag=True, help="Print {ok, problems} as JSON.")
+@click.pass_context
+def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
+    """Load everything once and report every problem; exit 1 on any."""
+    options = _options(ctx, **shared)
+
+    async def main() -> tuple[list[Problem], list[EntryStatus]]:
+        host = options.host(lenient=True)
+        async with host:
+            return host.problems(), host.status()
+
+    problems, statuses = anyio.run(main)
+    if as_json:
+        report = {"ok": not problems, "problems": [p.to_dict() for p in problems]}
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        if statuses:
+            Console().print(_status_table(statuses, with_tools=False))
+        for problem in problems:
+            click.echo(f"problem: {problem}", err=True)
+        click.echo(
+            "ok: no problems" if not problems else f"{len(problems)} problem(s)",
+            err=bool(problems),
+        )
+    sys.exit(1 if problems else 0)
+
+
+@cli.command()
+@common
+@click.option("--json", "as_json", is_flag=True, help="Print a list of {id, name, state, error}.")
+@click.pass_context
+def plugins(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
+    """List the entries with id, name, state and error."""
+    options = _options(ctx, **shared)
+
+    async def main() -> list[EntryStatus]:
+        async with options.host() as host:
+            return host.status()
+
+    statuses = anyio.run(main)
+    if as_json:
+        click.echo(json.dumps([s.to_dict() for s in statuses], indent=2, ensure_ascii=False))
+    else:
+        Console().print(_status_table(statuses, with_tools=False, with_error=True))
+
+
+@cli.command()
+@common
+@click.option("--json", "as_json", is_flag=True, help="Print the schema list as JSON.")
+@click.option(
+    "--format",
+    "schema_format",
+    type=click.Choice(FORMATS),
+    default="openai",
+    show_default=True,
+    help="Schema format for --json.",
+)
+@click.option("--strict", is_flag=True, help="OpenAI strict mode for the tools that qualify.")
+@click.pass_context
+def tools(
+    ctx: click.Context, /, as_json: bool, schema_format: Any, strict: bool, **shared: Any
+) -> None:
+    """List the tools (or print their schemas with --json)."""
+    options = _options(ctx, **shared)
+
+    async def main() -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+        async with options.host() as host:
+            service = host.tools
+            rows = [
+                (
+                    name,
+                    (service.get(name).description.splitlines() or [""])[0],  # type: ignore[union-attr]
+                    service.owner(name) or "",
+                )
+                for name in service.list()
+            ]
+            return service.schemas(schema_format, strict=strict or None), rows
+
+    schemas, rows = anyio.run(main)
+    if as_json:
+        click.echo(json.dumps(schemas, indent=2, ensure_ascii=False))
         return
+    table = Table(title="tools")
+    for column in ("name", "description", "registered by"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    Console().print(table)
+
+
+# -- call --------------------------------------------------------------------------------
+
+
+class CliApproval:
+    """The ``approval`` service of ``harness call``: --yes, a terminal prompt, or no."""
+
+    def __init__(self, yes: bool) -> None:
+        self.yes = yes
+        self.refused_without_terminal = False
+
+    async def request(self, call: ToolCall, reason: str) -> bool:
+        if self.yes:
+            return True
+        if not sys.stdin.isatty():
+            self.refused_without_terminal = True
+            return False
+        question = f"Allow {call.name}({json.dumps(call.args, ensure_ascii=False)})? {reason}"
+        answer: bool = await anyio.to_thread.run_sync(
+            lambda: click.confirm(question, default=False, err=True)
+        )
+        return answer
+
+
+@cli.command()
+@common
+@click.argument("name")
+@click.argument("args_json", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the ToolResult as JSON.")
+@click.option("--yes", "-y", is_flag=True, help="Approve calls that ask for approval.")
+@click.pass_context
+def call(
+    ctx: click.Context,
+    /,
+    name: str,
+    args_json: str | None,
+    as_json: bool,
+    yes: bool,
+    **shared: Any,
+) -> None:
+    """Run one call NAME [ARGS_JSON] through the full pipeline; exit 1 if it fails."""
+    options = _options(ctx, **shared)
+    approval = CliApproval(yes)
+
+    async def main() -> ToolResult:
+        async with options.host() as host:
+            if host.ctx.get("approval") is None:
+                host.ctx.provide("approval", approval)
+                await anyio.lowlevel.checkpoint()
+            result: ToolResult = await host.tools.execute(
+                ToolCall("cli", name, args_json if args_json is not None else {})
+            )
+            return result
+
+    result = anyio.run(main)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    elif result.ok:
+        for block in result.content:
+            if block.get("type") == "text":
+                click.echo(block["text"])
+            else:
+                click.echo(json.dumps(block, ensure_ascii=False))
+    else:
+        click.echo(f"{result.code}: {result.error}", err=True)
+    if approval.refused_without_terminal:
+        click.echo(
+            "hint: this call needs approval and there is no terminal to ask; pass --yes", err=True
+        )
+    sys.exit(0 if result.ok else 1)
+
+
+# -- enable / disable --------------------------------------------------------------------
+
+
+@cli.command()
+@common
+@click.argument("entry_id", metavar="ID")
+@click.pass_context
+def enable(ctx: click.Context, /, entry_id: str, **shared: Any) -> None:
+    """Switch entry ID on in the config file (comments and layout are kept)."""
+    _flip(_options(ctx, **shared), entry_id, True)
+
+
+@cli.command()
+@common
+@click.argument("entry_id", metavar="ID")
+@click.pass_context
+def disable(ctx: click.Context, /, entry_id: str, **shared: Any) -> None:
+    """Switch entry ID off in the config file (comments and layout are kept)."""
+    _flip(_options(ctx, **shared), entry_id, False)
+
+
+def _flip(options: Options, entry_id: str, on: bool) -> None:
+    path = options.config_path
+    word = "enabled" if on else "disabled"
+    try:
+        changed = set_enabled(path, entry_id, on)
+    except UnknownEntry as exc:
+        _fail(exc, 2, options.debug)
+    except ConfigError as exc:
+        _fail(exc, 1, options.debug)
+    click.echo(f"{entry_id} {word} in {path}" if changed else f"{entry_id} was already {word}")
+
+
+# -- output helpers ----------------------------------------------------------------------
+
+
+def _status_table(statuses: list[EntryStatus], with_tools: bool, with_error: bool = True) -> Table:
+    table = Table(title="harness")
+    table.add_column("id")
+    table.add_column("name")
+    table.add_column("state")
+    if with_tools:
+        table.add_column("tools")
+    if with_error:
+        table.add_column("error", overflow="fold")
+    colours = {"active": "green", "failed": "red", "pending": "yellow", "disabled": "dim"}
+    for status in statuses:
+        label = f"  {status.id}" if status.group else status.id
+        state = f"[{colours.get(status.state, 'white')}]{status.state}[/]"
+        row = [label, status.name or "(group)", state]
+        if with_tools:
+            row.append(", ".join(status.tools))
+        if with_error:
+            row.append(status.error or "")
+        table.add_row(*row)
+    return table
+
+
+class _Formatter(logging.Formatter):
+    """One line per record; tracebacks only in debug mode."""
+
+    def __init__(self, debug: bool) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
+        self.debug = debug
+
+    def formatException(self, ei: Any) -> str:
+        return super().formatException(ei) if self.debug else ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not self.debug:
+            record = logging.makeLogRecord(record.__dict__)
+            record.exc_info = None
+            record.exc_text = None
+            record.stack_info = None
+        return super().format(record)
+
+
+def _configure_logging(debug: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Formatter(debug))
+    logger = logging.getLogger("harness")
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+    logger.propagate = False
+
+
+def _fail(exc: BaseException, code: int, debug: bool) -> NoReturn:
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc)
+    click.echo(f"{type(exc).__name__}: {exc}", err=True)
+    sys.exit(code)
+
+
+def _single(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The one error inside (nested) exception groups, or the group itself."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
 
 
 def main() -> None:
-    """Console entry point: print ``TypeName: message`` instead of a traceback."""
+    """Console entry point: library errors become ``TypeName: message`` and an exit code."""
+    debug = "--debug" in sys.argv
     try:
-        cli(standalone_mode=True)
-    except HarnessError as exc:
-        click.echo(f"{type(exc).__name__}: {exc}", err=True)
+        try:
+            cli.main(standalone_mode=False)
+        except BaseExceptionGroup as group:
+            raise _single(group) from group
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
         sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except ConfigError as exc:
+        _fail(exc, 2, debug)
+    except HarnessError as exc:
+        _fail(exc, 1, debug)
+    except KeyboardInterrupt:
+        sys.exit(130)

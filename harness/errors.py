@@ -19,6 +19,7 @@ Messages are one sentence naming the object and the broken rule, and say what to
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class HarnessError(Exception):
@@ -26,10 +27,17 @@ class HarnessError(Exception):
 
 
 class ConfigError(HarnessError):
-    """Raised when a config does not validate; ``issues`` lists every problem with its path."""
+    """Raised when a config does not validate or cannot be read.
 
-    def __init__(self, message: str, issues: Sequence[str] = ()) -> None:
+    ``issues`` lists every problem of a plugin config with its path; ``problems`` holds the
+    located problems (file, line, entry) of a ``cordis.yml`` that cannot be read at all.
+    """
+
+    def __init__(
+        self, message: str, issues: Sequence[str] = (), problems: Sequence[Any] = ()
+    ) -> None:
         self.issues: tuple[str, ...] = tuple(issues)
+        self.problems: tuple[Any, ...] = tuple(problems)
         if self.issues:
             message = f"{message}: " + "; ".join(self.issues)
         super().__init__(message)

@@ -34,6 +34,7 @@ from .render import RenderError, render
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..fiber import Fiber
 
 _log = logging.getLogger("harness.tools")
 
@@ -55,6 +56,7 @@ class ToolsConfig(pydantic.BaseModel):
 class _Entry:
     definition: ToolDefinition
     owner: str
+    context: Context
 
 
 async def _allow() -> str:
@@ -105,7 +107,7 @@ class ToolsService(Service):
                 f"tool {name!r} is already registered by {held.owner}; {owner.describe()} "
                 "cannot register it too (rename one of them or unload the holder)"
             )
-        entry = _Entry(definition, owner.describe())
+        entry = _Entry(definition, owner.describe(), owner)
 
         def setup() -> Callable[[], None]:
             self._tools[name] = entry
@@ -133,6 +135,17 @@ class ToolsService(Service):
         """Who registered ``name`` (``plugin 'x'``), or None."""
         entry = self._tools.get(name)
         return None if entry is None else entry.owner
+
+    def tools_of(self, fiber: Fiber) -> builtins.list[str]:
+        """The tools registered by ``fiber`` or the plugins below it."""
+        names = []
+        for name, entry in self._tools.items():
+            owner = entry.context.fiber
+            while owner is not None and owner is not fiber:
+                owner = owner.parent.fiber
+            if owner is fiber:
+                names.append(name)
+        return names
 
     def schemas(
         self, format: formats.Format = "openai", strict: bool | None = None

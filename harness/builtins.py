@@ -1,0 +1,11 @@
+"""Plugins named ``harness:<name>`` in cordis.yml."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .tools.service import ToolsService
+
+BUILTINS: dict[str, Any] = {
+    "tools": ToolsService,
+}

@@ -1,0 +1,334 @@
+"""Host: a root context running the plugins of a ``cordis.yml``.
+
+``async with Host("cordis.yml") as host`` reads the config, loads the tools service (an
+entry ``name: harness:tools`` configures it; otherwise it is loaded with defaults) and every
+enabled entry, each applied once its injected services exist. ``host.status()`` lists every
+entry; ``host.problems()`` every located problem; ``await host.reload()`` re-reads the config
+and reconciles by id, transactionally: a change that fails leaves the previous version
+serving and the error reported. Reloads are serialized.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+
+from .context import Context
+from .errors import ConfigError, HarnessError
+from .fiber import Fiber, FiberState
+from .loader.config import LoadedConfig, Plan, read_config
+from .loader.problems import Problem
+from .loader.resolve import Resolved, ResolveError, Resolver, source_location
+from .tools.service import ToolsService
+
+
+@dataclass(frozen=True, slots=True)
+class EntryStatus:
+    """One entry as the host sees it."""
+
+    id: str
+    name: str | None
+    """As written in the config (None for a group)."""
+    state: str
+    """A fiber state, or ``disabled``; groups are ``active`` or ``disabled``."""
+    error: str | None = None
+    group: str | None = None
+    """The enclosing group's id."""
+    tools: tuple[str, ...] = ()
+    """The tools the entry registered."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "name", "state", "error"}`` as ``harness plugins --json`` prints it."""
+        return {"id": self.id, "name": self.name, "state": self.state, "error": self.error}
+
+
+@dataclass
+class _Slot:
+    plan: Plan
+    fiber: Fiber | None = None
+    resolved: Resolved | None = None
+    good: Plan | None = None
+    """The plan the running fiber was applied with."""
+    error: Problem | None = None
+    """Why the last change failed, or why the entry cannot load."""
+    extra: list[Problem] = field(default_factory=list)
+
+
+class Host:
+    """The plugins of a config file, running in one root context."""
+
+    def __init__(
+        self,
+        config: str | Path = "cordis.yml",
+        *,
+        patches: Sequence[str | Path] = (),
+        overrides: Sequence[str] = (),
+        watch: bool = False,
+        lenient: bool = False,
+    ) -> None:
+        self.config_path = Path(config)
+        self.patches = [Path(patch) for patch in patches]
+        self.overrides = list(overrides)
+        self.watch = watch
+        self.lenient = lenient
+        self.loaded: LoadedConfig | None = None
+        self._root = Context()
+        self._resolver = Resolver()
+        self._slots: dict[str, _Slot] = {}
+        self._implicit_tools: Fiber | None = None
+        self._lock = anyio.Lock()
+        self._fatal: list[Problem] = []
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Host:
+        await self._root.__aenter__()
+        try:
+            await self.reload()
+        except BaseException as exc:
+            await self._root.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._root.__aexit__(exc_type, exc, tb)
+
+    @property
+    def ctx(self) -> Context:
+        """The root context."""
+        return self._root
+
+    @property
+    def tools(self) -> ToolsService:
+        """The tools service."""
+        service: ToolsService = self._root.tools
+        return service
+
+    # -- reading -------------------------------------------------------------------------
+
+    def status(self) -> list[EntryStatus]:
+        """Every entry in config order, disabled ones and groups included."""
+        tools = self._root.get("tools")
+        out = []
+        for slot in self._slots.values():
+            plan = slot.plan
+            if plan.entry.is_group:
+                state = "active" if plan.enabled else "disabled"
+                out.append(EntryStatus(plan.id, None, state, None, plan.group))
+                continue
+            error = slot.error.message if slot.error else None
+            if slot.fiber is None:
+                state = "disabled" if not plan.enabled and slot.error is None else "failed"
+                out.append(EntryStatus(plan.id, plan.name, state, error, plan.group))
+                continue
+            fiber = slot.fiber
+            if error is None and fiber.error is not None:
+                error = self._describe_failure(slot)
+            names = tuple(tools.tools_of(fiber)) if tools is not None else ()
+            out.append(EntryStatus(plan.id, plan.name, fiber.state.value, error, plan.group, names))
+        return out
+
+    def problems(self) -> list[Problem]:
+        """Every problem: the config's, and each entry's (pending ones included)."""
+        found: list[Problem] = list(self._fatal)
+        if self.loaded is not None:
+            found.extend(self.loaded.problems)
+        for slot in self._slots.values():
+            if slot.error is not None:
+                found.append(slot.error)
+            found.extend(slot.extra)
+            fiber = slot.fiber
+            if fiber is None or slot.error is not None:
+                continue
+            where = slot.plan.entry.where_of("name")
+            if fiber.state is FiberState.FAILED:
+                key = "config" if _is_config_error(fiber.error) else "name"
+                at = slot.plan.entry.where_of(key)
+                found.append(
+                    Problem.at(at.file, at.line, slot.plan.id, self._describe_failure(slot))
+                )
+            elif fiber.state is FiberState.PENDING:
+                missing = fiber.runtime.missing(fiber)
+                message = (
+                    str(fiber.error)
+                    if fiber.error is not None
+                    else "waiting for service(s) "
+                    + ", ".join(repr(name) for name in missing)
+                    + ": no loaded plugin provides them (pending)"
+                )
+                found.append(Problem.at(where.file, where.line, slot.plan.id, message))
+        return found
+
+    # -- reconciling ---------------------------------------------------------------------
+
+    async def reload(self) -> None:
+        """Re-read the config and reconcile by id.
+
+        Raises :class:`~harness.errors.ConfigError` (keeping the previous state) when the
+        config cannot be read at all; entry failures show in :meth:`status`.
+        """
+        async with self._lock:
+            try:
+                loaded = read_config(self.config_path, self.patches, self.overrides, self.lenient)
+            except HarnessError as exc:
+                if not self.lenient or self.loaded is not None:
+                    raise
+                self._fatal = list(getattr(exc, "problems", ())) or [
+                    Problem.at(self.config_path, None, None, str(exc))
+                ]
+                return
+            self._fatal = []
+            self.loaded = loaded
+            await self._reconcile(loaded.plans)
+
+    async def _reconcile(self, plans: list[Plan]) -> None:
+        wanted = {plan.id for plan in plans}
+        for entry_id in reversed(list(self._slots)):
+            if entry_id not in wanted:
+                slot = self._slots.pop(entry_id)
+                if slot.fiber is not None:
+                    await slot.fiber.dispose()
+        await self._ensure_tools(plans)
+        slots: dict[str, _Slot] = {}
+        for plan in plans:
+            slot = self._slots.get(plan.id) or _Slot(plan)
+            slots[plan.id] = slot
+            await self._apply(slot, plan)
+        self._slots = slots
+
+    async def _ensure_tools(self, plans: list[Plan]) -> None:
+        configured = any(p.name == "harness:tools" and p.enabled and not p.errors for p in plans)
+        if configured and self._implicit_tools is not None:
+            await self._implicit_tools.dispose()
+            self._implicit_tools = None
+        elif not configured and self._implicit_tools is None:
+            self._implicit_tools = await self._root.plugin(ToolsService)
+
+    async def _apply(self, slot: _Slot, plan: Plan) -> None:
+        slot.plan = plan
+        slot.extra = []
+        if plan.entry.is_group:
+            return
+        running = slot.fiber is not None and slot.fiber.state is not FiberState.FAILED
+        if plan.errors:
+            slot.error = plan.errors[0]
+            slot.extra = plan.errors[1:]
+            if slot.fiber is not None and not running:
+                await slot.fiber.dispose()
+                slot.fiber = None
+            return  # a running old version keeps serving
+        if not plan.enabled:
+            slot.error = None
+            if slot.fiber is not None:
+                await slot.fiber.dispose()
+                slot.fiber = None
+            return
+        good = slot.good if running else None
+        if good is not None and good.key == plan.key and slot.resolved is not None:
+            if good.config == plan.config and _same_inject(good, plan):
+                slot.error = None
+                return
+            await self._restart(slot, plan, good)
+            return
+        try:
+            resolved = self._resolver.resolve(plan.name or "", plan.base)
+        except ResolveError as exc:
+            where = plan.entry.where_of("name")
+            slot.error = Problem.at(where.file, where.line, plan.id, str(exc))
+            if slot.fiber is not None and not running:
+                await slot.fiber.dispose()
+                slot.fiber = None
+            return
+        old_fiber, old_resolved = slot.fiber, slot.resolved
+        if old_fiber is not None:
+            await old_fiber.dispose()
+        fiber = await self._load(resolved, plan)
+        if fiber.state is FiberState.FAILED and good is not None and old_resolved is not None:
+            failure = self._failure_problem(plan, fiber, resolved)
+            await fiber.dispose()
+            slot.fiber = await self._load(old_resolved, good)
+            slot.error = failure
+            return
+        slot.fiber, slot.resolved, slot.error = fiber, resolved, None
+        slot.good = plan if fiber.state is not FiberState.FAILED else None
+
+    async def _restart(self, slot: _Slot, plan: Plan, good: Plan) -> None:
+        """Same code, new config or inject: restart only this plugin, rolling back on failure."""
+        fiber = slot.fiber
+        assert fiber is not None
+        assert slot.resolved is not None
+        if _same_inject(good, plan):
+            try:
+                await fiber.update(plan.config)
+            except ConfigError as exc:  # refused: the old config keeps running
+                at = plan.entry.where_of("config")
+                slot.error = Problem.at(at.file, at.line, plan.id, str(exc))
+                return
+            except Exception:  # the apply failed; the fiber holds the error
+                pass
+            if fiber.state is not FiberState.FAILED:
+                slot.good, slot.error = plan, None
+                return
+            failure = self._failure_problem(plan, fiber, slot.resolved)
+            with contextlib.suppress(Exception):
+                await fiber.update(good.config)
+            slot.error = failure
+            return
+        await fiber.dispose()
+        new = await self._load(slot.resolved, plan)
+        if new.state is FiberState.FAILED:
+            failure = self._failure_problem(plan, new, slot.resolved)
+            await new.dispose()
+            slot.fiber = await self._load(slot.resolved, good)
+            slot.error = failure
+            return
+        slot.fiber, slot.good, slot.error = new, plan, None
+
+    async def _load(self, resolved: Resolved, plan: Plan) -> Fiber:
+        fiber = self._root.plugin(
+            resolved.plugin, plan.config, name=plan.id, inject=plan.entry.inject
+        )
+        with contextlib.suppress(Exception):  # the fiber holds the error; status() reports it
+            await fiber
+        return fiber
+
+    # -- messages ------------------------------------------------------------------------
+
+    def _failure_problem(self, plan: Plan, fiber: Fiber, resolved: Resolved | None) -> Problem:
+        key = "config" if _is_config_error(fiber.error) else "name"
+        at = plan.entry.where_of(key)
+        message = _failure_text(fiber.error, resolved)
+        return Problem.at(at.file, at.line, plan.id, message)
+
+    def _describe_failure(self, slot: _Slot) -> str:
+        assert slot.fiber is not None
+        return _failure_text(slot.fiber.error, slot.resolved)
+
+
+def _failure_text(error: BaseException | None, resolved: Resolved | None) -> str:
+    if error is None:
+        return "failed"
+    if isinstance(error, HarnessError):
+        return str(error)
+    location = source_location(error, resolved.source if resolved else None)
+    text = f"apply raised {type(error).__name__}: {error}"
+    return f"{text} ({location[0]}:{location[1]})" if location else text
+
+
+def _is_config_error(error: BaseException | None) -> bool:
+    return isinstance(error, ConfigError)
+
+
+def _same_inject(a: Plan, b: Plan) -> bool:
+    return bool(a.entry.inject == b.entry.inject)

@@ -1,0 +1,256 @@
+"""Turning an entry's ``name`` into a plugin object.
+
+In order: a path (``./``, ``../``, ``/`` or ending in ``.py``; a folder with ``__init__.py``
+is a package) relative to the declaring file; ``harness:<builtin>``; a plugin named in the
+``harness.plugins`` entry-point group of installed distributions (loaded through pluggy,
+which also lets distributions in the ``harness.resolvers`` group answer
+``harness_resolve_plugin(name)``); else an importable module ``pkg.mod`` or ``pkg.mod:attr``.
+
+Plugins loaded by path are imported as modules of a synthetic package per folder
+(``harness_local_<hash>``): module names are unique, two ``echo.py`` in different folders
+never collide, and relative imports (``from . import helpers``) work in plugin files and
+plugin packages alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.machinery
+import importlib.util
+import re
+import sys
+import traceback
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from ..errors import HarnessError
+
+hookspec = pluggy.HookspecMarker("harness")
+hookimpl = pluggy.HookimplMarker("harness")
+PLUGIN_GROUP = "harness.plugins"
+RESOLVER_GROUP = "harness.resolvers"
+LOCAL_PREFIX = "harness_local_"
+
+
+class ResolveError(HarnessError):
+    """Raised when an entry's name cannot be turned into a plugin."""
+
+    def __init__(self, message: str, location: tuple[str, int] | None = None) -> None:
+        self.location = location
+        if location:
+            message = f"{message} ({location[0]}:{location[1]})"
+        super().__init__(message)
+
+
+class ResolverSpec:
+    """Hooks installed distributions may implement (register them in ``harness.resolvers``)."""
+
+    @hookspec(firstresult=True)
+    def harness_resolve_plugin(self, name: str) -> Any:
+        """Return the plugin object for ``name``, or None to let others answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A resolved plugin and where its code lives (``files`` for hot reload)."""
+
+    plugin: Any
+    kind: str
+    """``path``, ``builtin``, ``entry-point``, ``resolver`` or ``module``."""
+    module: str | None = None
+    """The module name it was imported as."""
+    source: Path | None = None
+    """The plugin file or package folder, for plugins loaded by path."""
+
+
+def is_path(name: str) -> bool:
+    """True when ``name`` is written as a path."""
+    return name.startswith(("./", "../", "/", "~")) or name.endswith(".py")
+
+
+class Resolver:
+    """Resolves names; owns the pluggy manager of entry points and resolver hooks."""
+
+    def __init__(self) -> None:
+        self.manager = pluggy.PluginManager("harness")
+        self.manager.add_hookspecs(ResolverSpec)
+        self.warnings: list[str] = []
+        self._resolvers_loaded = False
+
+    def resolve(self, name: str, base: Path) -> Resolved:
+        """Resolve ``name`` declared in a file in folder ``base``; raise ResolveError."""
+        if is_path(name):
+            return self._path(name, base)
+        if name.startswith("harness:"):
+            return self._builtin(name.removeprefix("harness:"))
+        tried = []
+        found = self._entry_point(name)
+        if found is not None:
+            return found
+        tried.append(f"no {PLUGIN_GROUP!r} entry point is named {name!r}")
+        found = self._hooks(name)
+        if found is not None:
+            return found
+        if self.manager.get_plugins() - {self.manager.get_plugin(name)}:
+            tried.append("no installed resolver knew it")
+        return self._module(name, tried)
+
+    # -- kinds ---------------------------------------------------------------------------
+
+    def _path(self, name: str, base: Path) -> Resolved:
+        path = (base / Path(name).expanduser()).resolve()
+        if path.is_dir():
+            init = path / "__init__.py"
+            if not init.is_file():
+                raise ResolveError(
+                    f"{name} is a folder without __init__.py (resolved to {path}); "
+                    "a plugin package needs one"
+                )
+        elif not path.is_file():
+            raise ResolveError(f"plugin file not found: {name} (resolved to {path})")
+        elif path.suffix != ".py":
+            raise ResolveError(f"{name} is not a Python file (resolved to {path})")
+        module_name = local_module_name(path)
+        module = import_path(module_name, path)
+        return Resolved(module, "path", module_name, path)
+
+    def _builtin(self, name: str) -> Resolved:
+        from .. import builtins
+
+        plugin = builtins.BUILTINS.get(name)
+        if plugin is None:
+            raise ResolveError(
+                f"unknown builtin harness:{name}; builtins are "
+                + ", ".join(f"harness:{key}" for key in builtins.BUILTINS)
+            )
+        return Resolved(plugin, "builtin")
+
+    def _entry_point(self, name: str) -> Resolved | None:
+        manager = self.manager
+        if manager.get_plugin(name) is None:
+            try:
+                manager.load_setuptools_entrypoints(PLUGIN_GROUP, name=name)
+            except Exception as exc:
+                raise ResolveError(
+                    f"the {PLUGIN_GROUP!r} entry point {name!r} failed to load: "
+                    f"{type(exc).__name__}: {exc}",
+                    source_location(exc),
+                ) from exc
+        plugin = manager.get_plugin(name)
+        return None if plugin is None else Resolved(plugin, "entry-point")
+
+    def _hooks(self, name: str) -> Resolved | None:
+        if not self._resolvers_loaded:
+            self._resolvers_loaded = True
+            try:
+                self.manager.load_setuptools_entrypoints(RESOLVER_GROUP)
+            except Exception as exc:
+                self.warnings.append(f"a {RESOLVER_GROUP!r} entry point failed to load: {exc}")
+        try:
+            plugin = self.manager.hook.harness_resolve_plugin(name=name)
+        except Exception as exc:
+            raise ResolveError(
+                f"a resolver raised for {name!r}: {type(exc).__name__}: {exc}",
+                source_location(exc),
+            ) from exc
+        return None if plugin is None else Resolved(plugin, "resolver")
+
+    def _module(self, name: str, tried: list[str]) -> Resolved:
+        module_name, _, attribute = name.partition(":")
+        if not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", module_name):
+            raise ResolveError(
+                f"cannot resolve {name!r}: it is not a path (./x.py), not harness:<builtin>, "
+                "and not a module name"
+            )
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                raise ResolveError(
+                    f"cannot resolve {name!r}: not a path, not harness:<builtin>, "
+                    + "; ".join(tried)
+                    + f", and no module {exc.name!r} can be imported"
+                ) from None
+            raise ResolveError(
+                f"importing {module_name!r} failed: {exc}", source_location(exc)
+            ) from exc
+        except Exception as exc:
+            raise ResolveError(
+                f"importing {module_name!r} failed: {type(exc).__name__}: {exc}",
+                source_location(exc),
+            ) from exc
+        plugin: Any = module
+        for part in filter(None, attribute.split(".")):
+            try:
+                plugin = getattr(plugin, part)
+            except AttributeError:
+                raise ResolveError(
+                    f"module {module_name!r} has no attribute {attribute!r}"
+                ) from None
+        return Resolved(plugin, "module", module_name)
+
+
+def local_module_name(path: Path) -> str:
+    """The unique module name of a plugin file or package folder, in its folder's package."""
+    folder = path.parent
+    package = LOCAL_PREFIX + hashlib.sha1(str(folder).encode()).hexdigest()[:12]
+    if package not in sys.modules:
+        module = types.ModuleType(package)
+        module.__path__ = [str(folder)]
+        module.__package__ = package
+        spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+        module.__spec__ = spec
+        sys.modules[package] = module
+    stem = path.name if path.is_dir() else path.stem
+    safe = re.sub(r"\W", "_", stem)
+    return f"{package}.{safe if safe.isidentifier() else '_' + safe}"
+
+
+def import_path(module_name: str, path: Path) -> types.ModuleType:
+    """Import the plugin at ``path`` as ``module_name`` (once); report failures with a line."""
+    loaded = sys.modules.get(module_name)
+    if loaded is not None:
+        return loaded
+    is_package = path.is_dir()
+    file = path / "__init__.py" if is_package else path
+    spec = importlib.util.spec_from_file_location(
+        module_name, file, submodule_search_locations=[str(path)] if is_package else None
+    )
+    if spec is None or spec.loader is None:
+        raise ResolveError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(module_name, None)
+        location = (exc.filename or str(file), exc.lineno or 0)
+        raise ResolveError(f"syntax error in plugin: {exc.msg}", location) from exc
+    except Exception as exc:
+        sys.modules.pop(module_name, None)
+        raise ResolveError(
+            f"importing the plugin raised {type(exc).__name__}: {exc}", source_location(exc, path)
+        ) from exc
+    return module
+
+
+def source_location(exc: BaseException, near: Path | None = None) -> tuple[str, int] | None:
+    """The innermost traceback frame, preferring one inside ``near`` (a file or folder)."""
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        return exc.filename, exc.lineno
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return None
+    if near is not None:
+        root = str(near if near.is_dir() else near.parent)
+        inside = [frame for frame in frames if frame.filename.startswith(root)]
+        if inside:
+            return inside[-1].filename, inside[-1].lineno or 0
+    frame = frames[-1]
+    return frame.filename, frame.lineno or 0
