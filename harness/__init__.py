@@ -14,6 +14,7 @@ from .errors import (
     ToolDefinitionError,
 )
 from .fiber import Fiber, FiberState
+from .host import EntryStatus, Host
 from .service import Service
 from .tools import (
     Ask,
@@ -32,9 +33,11 @@ __all__ = [
     "Context",
     "ContextDisposed",
     "Deny",
+    "EntryStatus",
     "Fiber",
     "FiberState",
     "HarnessError",
+    "Host",
     "PluginError",
     "Service",
     "ServiceNotInjected",

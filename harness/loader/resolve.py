@@ -163,9 +163,10 @@ class Resolver:
     def _module(self, name: str, tried: list[str]) -> Resolved:
         module_name, _, attribute = name.partition(":")
         if not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", module_name):
+            hint = f"; write a relative path as ./{name}" if "/" in name else ""
             raise ResolveError(
                 f"cannot resolve {name!r}: it is not a path (./x.py), not harness:<builtin>, "
-                "and not a module name"
+                f"and not a module name{hint}"
             )
         try:
             module = importlib.import_module(module_name)

@@ -1,0 +1,5 @@
+"""``python -m harness``: the same as the ``harness`` command."""
+
+from .cli import main
+
+main()

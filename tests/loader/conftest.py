@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HARNESS = str(Path(sys.executable).parent / "harness")
+
+
+def write(path: Path, text: str) -> Path:
+    """Write dedented ``text`` to ``path`` (parents created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+TOOL_PLUGIN = """
+from harness import define_tool
+
+inject = ["tools"]
+
+
+def apply(ctx, config):
+    label = config.get("label", "{name}")
+    ctx.tools.register(
+        define_tool(
+            name="{name}",
+            description="A test tool",
+            parameters={{"text": {{"type": "string"}}}},
+            execute=lambda args: f"{{label}}:{{args.get('text', '')}}",
+        )
+    )
+"""
+
+
+def tool_plugin(path: Path, name: str) -> Path:
+    """A plugin file registering a tool ``name`` that answers ``label:text``."""
+    return write(path, TOOL_PLUGIN.format(name=name))
+
+
+def run_harness(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``harness`` executable."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    environment.update(env or {})
+    return subprocess.run(
+        [HARNESS, *args],
+        cwd=cwd,
+        env=environment,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A folder with three tool plugins and nothing else."""
+    for name in ("alpha", "beta", "gamma"):
+        tool_plugin(tmp_path / "plugins" / f"{name}.py", name)
+    return tmp_path
+
+
+def entries(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """``harness plugins --json`` output by id."""
+    import json
+
+    assert result.returncode == 0, result.stderr
+    return {item["id"]: item for item in json.loads(result.stdout)}
