@@ -96,7 +96,7 @@ class Resolver:
         found = self._hooks(name)
         if found is not None:
             return found
-        if self.manager.get_plugins() - {self.manager.get_plugin(name)}:
+        if self.manager.hook.harness_resolve_plugin.get_hookimpls():
             tried.append("no installed resolver knew it")
         return self._module(name, tried)
 

@@ -62,14 +62,15 @@ def set_enabled(file: Path, entry_id: str, enabled: bool) -> bool:
 def write_atomically(file: Path, text: str) -> None:
     """Replace ``file``'s content in one rename; raise ConfigError when it is not writable."""
     folder = file.parent
-    if not os.access(file, os.W_OK):
+    mode = file.stat().st_mode & 0o7777
+    # A file nobody may write is read-only on purpose, even for root (who could write it).
+    if not os.access(file, os.W_OK) or not mode & 0o222:
         raise ConfigError(f"{file} is read-only: cannot change it (check its permissions)")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ConfigError(
             f"cannot write {file}: its folder {folder} is not writable (an atomic replace "
             "needs a temporary file beside it)"
         )
-    mode = file.stat().st_mode & 0o7777
     handle, temporary = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
