@@ -7,7 +7,7 @@ import sys
 
 import anyio
 
-ALL = ["events", "tools"]
+ALL = ["events", "tools", "loader"]
 
 
 def run(names: list[str]) -> None:
