@@ -7,6 +7,7 @@ as ``TypeName: message`` on stderr, with a traceback only under ``--debug``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -258,7 +259,12 @@ class CliApproval:
         if not sys.stdin.isatty():
             self.refused_without_terminal = True
             return False
-        question = f"Allow {call.name}({json.dumps(call.args, ensure_ascii=False)})? {reason}"
+        args = call.args
+        if isinstance(args, str):
+            with contextlib.suppress(ValueError):
+                args = json.loads(args)
+        shown = json.dumps(args, ensure_ascii=False)
+        question = f"Allow {call.name}({shown})? {reason}"
         answer: bool = await anyio.to_thread.run_sync(
             lambda: click.confirm(question, default=False, err=True)
         )

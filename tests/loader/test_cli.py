@@ -8,6 +8,8 @@ import stat
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .conftest import HARNESS, entries, run_harness, tool_plugin, write
 
 
@@ -394,3 +396,53 @@ def test_run_serves_until_interrupted_then_disposes(project: Path) -> None:
     assert "alpha" in out
     assert "active" in out
     assert marker.read_text() == "bye"
+
+
+@pytest.mark.parametrize(("answer", "code"), [("y", 0), ("n", 1)])
+def test_call_asks_at_a_terminal_prompt(project: Path, answer: str, code: int) -> None:
+    import os
+    import pty
+    import select
+
+    policy_plugin(project / "plugins" / "policy.py")
+    write(
+        project / "cordis.yml",
+        "- { id: a, name: ./plugins/alpha.py }\n- { id: policy, name: ./plugins/policy.py }\n",
+    )
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [HARNESS, "call", "alpha", '{"text": "t"}'],
+        cwd=project,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+    ) as process:
+        os.close(follower)
+        seen = b""
+        try:
+            while b"[y/N]" not in seen:
+                ready, _, _ = select.select([leader], [], [], 30)
+                assert ready, f"no prompt; saw {seen!r}"
+                seen += os.read(leader, 1024)
+            assert b'Allow alpha({"text": "t"})? the test asks' in seen
+            os.write(leader, f"{answer}\n".encode())
+            assert process.wait(timeout=30) == code
+            while True:
+                ready, _, _ = select.select([leader], [], [], 1)
+                if not ready:
+                    break
+                try:
+                    chunk = os.read(leader, 1024)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            process.kill()
+            os.close(leader)
+    text = seen.decode()
+    if code == 0:
+        assert "alpha:t" in text
+    else:
+        assert "Tool denied: the test asks (approval was refused)" in text
