@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 ErrorCode = Literal[
     "unknown_tool",
@@ -17,16 +17,7 @@ ErrorCode = Literal[
     "invalid_output",
     "internal",
 ]
-ERROR_CODES: tuple[ErrorCode, ...] = (
-    "unknown_tool",
-    "invalid_args",
-    "denied",
-    "timeout",
-    "cancelled",
-    "tool_error",
-    "invalid_output",
-    "internal",
-)
+ERROR_CODES: tuple[ErrorCode, ...] = get_args(ErrorCode)
 
 _call_ids = itertools.count(1)
 
