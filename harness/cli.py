@@ -133,6 +133,8 @@ def run(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
 
 
 async def _run(options: Options, watch: bool) -> None:
+    if not options.debug:
+        logging.getLogger("harness.reload").setLevel(logging.INFO)  # say what each reload did
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with options.host(watch=watch) as host:
             console = Console()

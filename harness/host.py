@@ -11,6 +11,7 @@ serving and the error reported. Reloads are serialized.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +24,18 @@ from .context import Context
 from .errors import ConfigError, HarnessError
 from .fiber import Fiber, FiberState
 from .loader.config import LoadedConfig, Plan, read_config
+from .loader.imports import local_closure
 from .loader.problems import Problem
-from .loader.resolve import Resolved, ResolveError, Resolver, source_location
+from .loader.resolve import (
+    Resolved,
+    ResolveError,
+    Resolver,
+    forget_modules,
+    is_path,
+    local_modules_in,
+    restore_modules,
+    source_location,
+)
 from .tools.service import ToolsService
 
 
@@ -91,6 +102,10 @@ class Host:
         await self._root.__aenter__()
         try:
             await self.reload()
+            if self.watch:
+                from .reload import Reloader
+
+                await self._root.plugin(Reloader, self)
         except BaseException as exc:
             await self._root.__aexit__(type(exc), exc, exc.__traceback__)
             raise
@@ -179,18 +194,139 @@ class Host:
         config cannot be read at all; entry failures show in :meth:`status`.
         """
         async with self._lock:
-            try:
-                loaded = read_config(self.config_path, self.patches, self.overrides, self.lenient)
-            except HarnessError as exc:
-                if not self.lenient or self.loaded is not None:
-                    raise
-                self._fatal = list(getattr(exc, "problems", ())) or [
-                    Problem.at(self.config_path, None, None, str(exc))
+            await self._reload_config()
+
+    async def _reload_config(self) -> None:
+        try:
+            loaded = read_config(self.config_path, self.patches, self.overrides, self.lenient)
+        except HarnessError as exc:
+            if not self.lenient or self.loaded is not None:
+                raise
+            self._fatal = list(getattr(exc, "problems", ())) or [
+                Problem.at(self.config_path, None, None, str(exc))
+            ]
+            return
+        self._fatal = []
+        self.loaded = loaded
+        await self._reconcile(loaded.plans)
+
+    # -- hot reload ----------------------------------------------------------------------
+
+    def watched_files(self) -> set[Path]:
+        """The config, its patches and .env, and every local source file of path plugins."""
+        files = {self.config_path.absolute(), self.config_path.absolute().parent / ".env"}
+        files.update(path.absolute() for path in self.patches)
+        if self.loaded is not None:
+            files.update(self.loaded.files)
+        for slot in self._slots.values():
+            files.update(self._sources_of(slot))
+        return files
+
+    def _sources_of(self, slot: _Slot) -> set[Path]:
+        if slot.resolved is not None and slot.resolved.source is not None:
+            return local_closure(slot.resolved.source)
+        name = slot.plan.name
+        if name and is_path(name) and not slot.plan.entry.is_group:
+            path = (slot.plan.base / Path(name).expanduser()).resolve()
+            return local_closure(path) if path.exists() else {path}
+        return set()
+
+    async def reload_files(self, changed: set[Path]) -> ReloadReport:
+        """React to changed files: reconcile on config changes, reload plugins on source ones.
+
+        Plugins whose sources changed reload as one transaction: re-import, dispose the old
+        fibers, apply the new modules with the same config; on an import or apply error the
+        previous modules and fibers keep serving and the error is reported.
+        """
+        async with self._lock:
+            report = ReloadReport(files=sorted(changed))
+            before = self._tool_snapshot()
+            own = {path for path in changed if _inside(path, _HARNESS_DIR)}
+            if own:
+                report.ignored = sorted(own)
+            config_files = {
+                self.config_path.absolute(),
+                self.config_path.absolute().parent / ".env",
+            }
+            config_files.update(path.absolute() for path in self.patches)
+            if self.loaded is not None:
+                config_files.update(self.loaded.files)
+            if changed & config_files:
+                try:
+                    await self._reload_config()
+                except HarnessError as exc:
+                    report.errors.extend(
+                        getattr(exc, "problems", ())
+                        or [Problem.at(self.config_path, None, None, str(exc))]
+                    )
+                report.config = True
+            sources = changed - config_files - own
+            if sources:
+                affected = [
+                    slot
+                    for slot in self._slots.values()
+                    if not slot.plan.entry.is_group and self._sources_of(slot) & sources
                 ]
+                if affected:
+                    await self._reload_sources(affected, report)
+            report.added, report.removed, report.changed = _tool_diff(before, self._tool_snapshot())
+            return report
+
+    async def _reload_sources(self, slots: list[_Slot], report: ReloadReport) -> None:
+        report.entries = [slot.plan.id for slot in slots]
+        files = set().union(*(self._sources_of(slot) for slot in slots))
+        purge = local_modules_in(files)
+        forget_modules(purge)
+        fresh: dict[str, Resolved] = {}
+        for slot in slots:
+            if not slot.plan.enabled or slot.plan.errors:
+                continue
+            try:
+                fresh[slot.plan.id] = self._resolver.resolve(slot.plan.name or "", slot.plan.base)
+            except ResolveError as exc:
+                restore_modules(purge)
+                where = slot.plan.entry.where_of("name")
+                problem = Problem.at(where.file, where.line, slot.plan.id, str(exc))
+                report.errors.append(problem)
+                if slot.fiber is not None:
+                    slot.error = problem
                 return
-            self._fatal = []
-            self.loaded = loaded
-            await self._reconcile(loaded.plans)
+        old = {slot.plan.id: (slot.fiber, slot.resolved, slot.good) for slot in slots}
+        for slot in reversed(slots):
+            if slot.plan.id in fresh and slot.fiber is not None:
+                await slot.fiber.dispose()
+        loaded: list[tuple[_Slot, Fiber]] = []
+        failure: Problem | None = None
+        for slot in slots:
+            if slot.plan.id not in fresh:
+                continue
+            plan = slot.plan
+            fiber = await self._load(fresh[plan.id], plan)
+            loaded.append((slot, fiber))
+            if fiber.state is FiberState.FAILED:
+                failure = self._failure_problem(plan, fiber, fresh[plan.id])
+                break
+        if failure is not None:
+            for _, fiber in reversed(loaded):
+                await fiber.dispose()
+            forget_modules({name: sys.modules[name] for name in purge if name in sys.modules})
+            restore_modules(purge)
+            self._resolver.invalidate(purge)
+            for slot in slots:
+                fiber_before, resolved, good = old[slot.plan.id]
+                if slot.plan.id in fresh and fiber_before is not None and resolved and good:
+                    slot.fiber = await self._load(resolved, good)
+            report.errors.append(failure)
+            return
+        for slot, fiber in loaded:
+            slot.fiber, slot.resolved = fiber, fresh[slot.plan.id]
+            slot.good, slot.error = slot.plan, None
+
+    def _tool_snapshot(self) -> dict[str, Any]:
+        tools = self._root.get("tools")
+        if tools is None:
+            return {}
+        return {name: tools.get(name) for name in tools.list()}
 
     async def _reconcile(self, plans: list[Plan]) -> None:
         wanted = {plan.id for plan in plans}
@@ -314,6 +450,65 @@ class Host:
     def _describe_failure(self, slot: _Slot) -> str:
         assert slot.fiber is not None
         return _failure_text(slot.fiber.error, slot.resolved)
+
+
+@dataclass
+class ReloadReport:
+    """What one hot reload did, as ``reload/done`` and ``reload/failed`` carry it."""
+
+    files: list[Path]
+    config: bool = False
+    """The config (or a patch, or .env) changed and was reconciled."""
+    entries: list[str] = field(default_factory=list)
+    """Entries whose sources changed and were reloaded."""
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    """Tools whose definition was replaced."""
+    errors: list[Problem] = field(default_factory=list)
+    ignored: list[Path] = field(default_factory=list)
+    """Changed files of harness itself (a restart is needed to use them)."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing failed."""
+        return not self.errors
+
+    def summary(self) -> str:
+        """One line for the log."""
+        parts = []
+        if self.config:
+            parts.append("config reconciled")
+        if self.entries:
+            parts.append("reloaded " + ", ".join(self.entries))
+        for label, names in (
+            ("added", self.added),
+            ("removed", self.removed),
+            ("changed", self.changed),
+        ):
+            if names:
+                parts.append(f"tools {label}: {', '.join(names)}")
+        return "; ".join(parts) or "nothing to do"
+
+
+def _tool_diff(
+    before: dict[str, Any], after: dict[str, Any]
+) -> tuple[list[str], list[str], list[str]]:
+    added = [name for name in after if name not in before]
+    removed = [name for name in before if name not in after]
+    changed = [name for name in after if name in before and after[name] is not before[name]]
+    return added, removed, changed
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+_HARNESS_DIR = Path(__file__).resolve().parent
 
 
 def _failure_text(error: BaseException | None, resolved: Resolved | None) -> str:

@@ -22,6 +22,7 @@ import re
 import sys
 import traceback
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 import pluggy
 
 from ..errors import HarnessError
+from .imports import local_closure
 
 hookspec = pluggy.HookspecMarker("harness")
 hookimpl = pluggy.HookimplMarker("harness")
@@ -81,6 +83,7 @@ class Resolver:
         self.manager.add_hookspecs(ResolverSpec)
         self.warnings: list[str] = []
         self._resolvers_loaded = False
+        self._stamps: dict[str, dict[Path, int]] = {}
 
     def resolve(self, name: str, base: Path) -> Resolved:
         """Resolve ``name`` declared in a file in folder ``base``; raise ResolveError."""
@@ -102,6 +105,11 @@ class Resolver:
 
     # -- kinds ---------------------------------------------------------------------------
 
+    def invalidate(self, module_names: Iterable[str]) -> None:
+        """Forget what was imported from these modules' files: the next resolve re-imports."""
+        for name in module_names:
+            self._stamps.pop(name, None)
+
     def _path(self, name: str, base: Path) -> Resolved:
         path = (base / Path(name).expanduser()).resolve()
         if path.is_dir():
@@ -116,7 +124,11 @@ class Resolver:
         elif path.suffix != ".py":
             raise ResolveError(f"{name} is not a Python file (resolved to {path})")
         module_name = local_module_name(path)
+        closure = local_closure(path)
+        if module_name in sys.modules and self._stamps.get(module_name) != _stamp(closure):
+            forget_modules(local_modules_in(closure))  # edited since imported: import anew
         module = import_path(module_name, path)
+        self._stamps[module_name] = _stamp(closure)
         return Resolved(module, "path", module_name, path)
 
     def _builtin(self, name: str) -> Resolved:
@@ -239,6 +251,50 @@ def import_path(module_name: str, path: Path) -> types.ModuleType:
             f"importing the plugin raised {type(exc).__name__}: {exc}", source_location(exc, path)
         ) from exc
     return module
+
+
+def local_modules_in(files: set[Path]) -> dict[str, Any]:
+    """The plugin modules loaded by path (not their folder packages) from ``files``."""
+    return {
+        name: module
+        for name, module in list(sys.modules.items())
+        if name.startswith(LOCAL_PREFIX)
+        and "." in name
+        and getattr(module, "__file__", None)
+        and Path(str(module.__file__)).resolve() in files
+    }
+
+
+def forget_modules(modules: dict[str, Any]) -> None:
+    """Drop modules from the import system, and from their parent package's attributes
+    (``from . import helper`` would otherwise find the old module there)."""
+    for name in modules:
+        sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        package = sys.modules.get(parent)
+        if package is not None and getattr(package, child, None) is modules[name]:
+            delattr(package, child)
+
+
+def restore_modules(modules: dict[str, Any]) -> None:
+    for name in modules:
+        forget_modules({name: sys.modules[name]} if name in sys.modules else {})
+    sys.modules.update(modules)
+    for name, module in modules.items():
+        parent, _, child = name.rpartition(".")
+        package = sys.modules.get(parent)
+        if package is not None:
+            setattr(package, child, module)
+
+
+def _stamp(files: set[Path]) -> dict[Path, int]:
+    stamps = {}
+    for file in files:
+        try:
+            stamps[file] = file.stat().st_mtime_ns
+        except OSError:
+            stamps[file] = -1
+    return stamps
 
 
 def source_location(exc: BaseException, near: Path | None = None) -> tuple[str, int] | None:
