@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
-from watchfiles import Change, awatch
+from watchfiles._rust_notify import RustNotify  # awatch cannot say when it is ready
 
 from .context import Context
 from .service import Service
@@ -28,6 +28,8 @@ STEP_MS = 20
 """Quiet time after the last change before a batch is handled."""
 DEBOUNCE_MS = 400
 """The longest a burst of changes is grouped before it is handled anyway."""
+TIMEOUT_MS = 1000
+"""How long one wait in the watcher thread lasts before it checks in again."""
 
 
 class Reloader(Service):
@@ -43,18 +45,22 @@ class Reloader(Service):
         self._restart = anyio.Event()
         self._watched: set[Path] = set()
         self._folders: list[Path] = []
+        self._next: RustNotify | None = None
         self._closing = False
         self._stopped = anyio.Event()
         self.reloads = 0
 
     async def start(self) -> None:
         self._watched = self.host.watched_files()
+        # The watch is set up here, before the host is handed back: edits made right after
+        # start-up are seen (the OS queues them until the watcher thread reads them).
+        self._notify = self._watcher(_folders(self._watched))
         self.ctx.start_soon(self._watch)
         self.ctx.start_soon(self._work)
 
     async def stop(self) -> None:
         # The watcher waits in a thread; its stop event ends the wait within one step,
-        # where cancelling would wait for watchfiles' rust timeout (seconds).
+        # where cancelling would wait for the thread's timeout.
         self._closing = True
         self._restart.set()
         with anyio.move_on_after(2):
@@ -65,29 +71,34 @@ class Reloader(Service):
         self._pending |= paths
         self._wake.set()
 
+    def _watcher(self, folders: list[Path]) -> RustNotify:
+        self._folders = folders
+        return RustNotify([str(folder) for folder in folders], False, False, 300, False, False)
+
     async def _watch(self) -> None:
         try:
-            await self._watch_folders()
+            while not self._closing:
+                raw = await anyio.to_thread.run_sync(
+                    self._notify.watch, DEBOUNCE_MS, STEP_MS, TIMEOUT_MS, self._restart
+                )
+                if raw == "stop" and not self._closing and self._next is not None:
+                    old, self._notify, self._next = self._notify, self._next, None
+                    old.close()
+                    self._restart = anyio.Event()
+                elif isinstance(raw, set):
+                    changed = {Path(path) for _, path in raw} & self._watched
+                    if changed:
+                        self.request(changed)
         finally:
+            self._notify.close()
+            if self._next is not None:
+                self._next.close()
             self._stopped.set()
 
-    async def _watch_folders(self) -> None:
-        while not self._closing:
-            self._folders = _folders(self._watched)
-            self._restart = anyio.Event()
-
-            def keep(change: Change, raw: str) -> bool:
-                return Path(raw) in self._watched  # read live: new files need no restart
-
-            async for changes in awatch(
-                *self._folders,
-                watch_filter=keep,
-                step=STEP_MS,
-                debounce=DEBOUNCE_MS,
-                stop_event=self._restart,
-                recursive=False,
-            ):
-                self.request({Path(raw) for _, raw in changes})
+    def _replace_watcher(self, folders: list[Path]) -> None:
+        """Watch a new folder set: set up now, swapped in by the watch loop."""
+        self._next = self._watcher(folders)
+        self._restart.set()
 
     async def _work(self) -> None:
         while True:
@@ -109,7 +120,7 @@ class Reloader(Service):
         if watched != self._watched:
             self._watched = watched
             if _folders(watched) != self._folders:
-                self._restart.set()
+                self._replace_watcher(_folders(watched))
         for path in report.ignored:
             _log.warning("%s is part of harness itself: restart harness to use the change", path)
         if report.ok:

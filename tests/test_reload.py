@@ -50,18 +50,18 @@ class Reloads:
         self.reports.append(report)
         self._arrived.set()
 
-    async def next(self, timeout: float = 15) -> ReloadReport:
+    async def next(self, seconds: float = 15) -> ReloadReport:
         """The next report to arrive."""
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(seconds):
             await self._arrived.wait()
         self._arrived = anyio.Event()
         return self.reports[-1]
 
-    async def until(self, check: Any, timeout: float = 20) -> None:
+    async def until(self, check: Any, seconds: float = 20) -> None:
         """Wait for reports until ``check()`` holds."""
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(seconds):
             while not await check():
-                await self.next(timeout)
+                await self.next(seconds)
 
 
 async def call(host: Host, name: str) -> Any:
