@@ -7,7 +7,7 @@ import sys
 
 import anyio
 
-ALL = ["events", "tools", "loader"]
+ALL = ["events", "tools", "loader", "reload"]
 
 
 def run(names: list[str]) -> None:
