@@ -28,6 +28,7 @@ from .errors import ConfigError, HarnessError
 from .host import EntryStatus, Host
 from .loader.problems import Problem
 from .loader.writeback import UnknownEntry, set_enabled
+from .reference import tools_markdown
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import FORMATS
 
@@ -213,16 +214,25 @@ def plugins(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
     help="Schema format for --json.",
 )
 @click.option("--strict", is_flag=True, help="OpenAI strict mode for the tools that qualify.")
+@click.option("--markdown", is_flag=True, help="Print a Markdown reference of the tools.")
 @click.pass_context
 def tools(
-    ctx: click.Context, /, as_json: bool, schema_format: Any, strict: bool, **shared: Any
+    ctx: click.Context,
+    /,
+    as_json: bool,
+    schema_format: Any,
+    strict: bool,
+    markdown: bool,
+    **shared: Any,
 ) -> None:
     """List the tools (or print their schemas with --json)."""
     options = _options(ctx, **shared)
+    reference: list[str] = []
 
     async def main() -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
         async with options.host() as host:
             service = host.tools
+            reference.append(tools_markdown(service))
             rows = [
                 (
                     name,
@@ -234,6 +244,9 @@ def tools(
             return service.schemas(schema_format, strict=strict or None), rows
 
     schemas, rows = anyio.run(main)
+    if markdown:
+        click.echo(reference[0], nl=False)
+        return
     if as_json:
         click.echo(json.dumps(schemas, indent=2, ensure_ascii=False))
         return
@@ -297,7 +310,6 @@ def call(
         async with options.host() as host:
             if host.ctx.get("approval") is None:
                 host.ctx.provide("approval", approval)
-                await anyio.lowlevel.checkpoint()
             result: ToolResult = await host.tools.execute(
                 ToolCall("cli", name, args_json if args_json is not None else {})
             )

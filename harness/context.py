@@ -12,6 +12,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from functools import partial
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +41,9 @@ class Context:
     _group: TaskGroup | None
     logger: logging.Logger
 
-    def __init__(self) -> None:
+    def __init__(self, base_dir: Path | None = None) -> None:
         self._runtime = Runtime()
+        self._runtime.base_dir = (base_dir or Path.cwd()).absolute()
         self._fiber = None
         self._effects = {}
         self._disposed = False
@@ -91,6 +93,11 @@ class Context:
     def fiber(self) -> Fiber | None:
         """The fiber of the plugin this context belongs to (None on the root)."""
         return self._fiber
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative paths in plugin configs resolve against (cordis.yml's folder)."""
+        return self._runtime.base_dir
 
     @property
     def config(self) -> Any:
@@ -174,11 +181,14 @@ class Context:
         slot = runtime.reserve(name, instance, self)
         fiber = self._fiber
         if fiber is None or fiber.state is FiberState.ACTIVE:
+            # Visible at once; plugins waiting for it are applied in the background.
+            slot.published = True
+            runtime.bus.emit("service/change", [name])
 
-            async def publish() -> None:
-                await runtime.publish(self)
+            async def wake() -> None:
+                await runtime.wake([name])
 
-            runtime.spawn(publish)
+            runtime.spawn(wake)
         return self._add(partial(runtime.withdraw, slot))
 
     # -- services ------------------------------------------------------------------------

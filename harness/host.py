@@ -89,7 +89,7 @@ class Host:
         self.watch = watch
         self.lenient = lenient
         self.loaded: LoadedConfig | None = None
-        self._root = Context()
+        self._root = Context(base_dir=self.config_path.absolute().parent)
         self._resolver = Resolver()
         self._slots: dict[str, _Slot] = {}
         self._implicit_tools: Fiber | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anyio.abc import TaskGroup
@@ -42,6 +43,7 @@ class Runtime:
         self.services: dict[str, ServiceSlot] = {}
         self.fibers: dict[Fiber, None] = {}
         self.group: TaskGroup | None = None
+        self.base_dir = Path.cwd()
 
     # -- tasks -------------------------------------------------------------------------
 

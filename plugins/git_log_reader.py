@@ -1,0 +1,89 @@
+"""git_log_reader: the latest commits of a git repository (the defineTool guide's example)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic
+
+from harness import Context, define_tool
+from harness.git import GitError, resolve_repo, run_git
+
+name = "git_log_reader"
+inject = ["tools"]
+
+
+class Config(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    allowed_roots: list[str] | None = None
+    """Folders repoPath must be inside (relative to cordis.yml's folder); unset: any."""
+    timeout: float = pydantic.Field(10, gt=0)
+
+
+def apply(ctx: Context, config: Config) -> Any:
+    roots = (
+        None
+        if config.allowed_roots is None
+        else [(ctx.base_dir / root).resolve() for root in config.allowed_roots]
+    )
+
+    async def log(args: dict[str, Any]) -> dict[str, Any]:
+        limit = min(max(int(args.get("maxCount", 10)), 1), 100)
+        try:
+            repo = resolve_repo(args["repoPath"], ctx.base_dir, roots)
+            out = await run_git(
+                repo,
+                "log",
+                f"--max-count={limit}",
+                "--no-color",
+                "--pretty=format:%h | %an | %ar | %s",
+                seconds=config.timeout,
+            )
+        except GitError as exc:
+            return {"ok": False, "formatted": "", "total": 0, "error": str(exc)}
+        lines = [line for line in out.text.split("\n") if line]
+        header = f"Last {len(lines)} commit(s) of {args['repoPath']}:"
+        return {
+            "ok": True,
+            "formatted": "\n".join([header, *lines]),
+            "total": len(lines),
+            "error": "",
+        }
+
+    return ctx.tools.register(
+        define_tool(
+            name="git_log_reader",
+            description=(
+                "Read the latest commits of a git repository and return one line each: short "
+                "hash | author | age | subject. Use when asked about a repository's history or "
+                "recent changes; at most 100 commits. To see what a commit changed, use git_diff."
+            ),
+            parameters={
+                "repoPath": {
+                    "type": "string",
+                    "required": True,
+                    "description": 'The repository folder, e.g. "/home/a/projects/demo"',
+                },
+                "maxCount": {
+                    "type": "integer",
+                    "description": "How many commits (1-100, default 10)",
+                },
+            },
+            output={
+                "schema": {
+                    "ok": {"type": "boolean", "required": True},
+                    "formatted": {"type": "string", "required": True},
+                    "total": {"type": "integer", "required": True},
+                    "error": {"type": "string", "required": True},
+                },
+                "render": lambda v: {
+                    "type": "text",
+                    "text": v["formatted"] if v["ok"] else f"git log failed: {v['error']}",
+                },
+            },
+            execute=log,
+            timeout=config.timeout + 5,
+            annotations={"read_only": True, "open_world": False},
+        )
+    )

@@ -1,0 +1,59 @@
+"""policy: allow, deny or ask for approval before tools run, by rules in cordis.yml.
+
+    - id: policy
+      name: ./plugins/policy.py
+      config:
+        default: allow
+        rules: { "write_*": ask, dangerous: deny }
+
+The most specific matching rule wins: an exact name over a glob, then the glob with the
+most literal characters; among equals, the one written last.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any, Literal
+
+import pydantic
+
+from harness import Ask, Context, Deny
+
+name = "policy"
+Decision = Literal["allow", "deny", "ask"]
+
+
+class Config(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    default: Decision = "allow"
+    rules: dict[str, Decision] = {}
+    """Tool name or glob (``*``, ``?``, ``[...]``) → decision."""
+
+
+def decide(config: Config, tool: str) -> tuple[Decision, str | None]:
+    """The decision for ``tool`` and the rule that made it (None: the default)."""
+    best: tuple[tuple[int, int, int], str] | None = None
+    for order, pattern in enumerate(config.rules):
+        if fnmatch.fnmatchcase(tool, pattern):
+            exact = pattern == tool
+            literal = sum(1 for char in pattern if char not in "*?[]")
+            key = (int(exact), literal, order)
+            if best is None or key > best[0]:
+                best = (key, pattern)
+    if best is None:
+        return config.default, None
+    return config.rules[best[1]], best[1]
+
+
+def apply(ctx: Context, config: Config) -> None:
+    async def check(call: Any, next: Any) -> Any:
+        decision, rule = decide(config, call.name)
+        why = f"rule {rule!r}" if rule else "the default rule"
+        if decision == "deny":
+            return Deny(f"the policy forbids {call.name} ({why})")
+        if decision == "ask":
+            return Ask(f"the policy asks before {call.name} runs ({why})")
+        return await next()
+
+    ctx.on("tools/pre-execute", check, prepend=True)

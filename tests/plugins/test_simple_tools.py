@@ -1,0 +1,80 @@
+"""echo, greet, add, multiply: their contract through execute and through harness call."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import Host
+
+from .conftest import CONFIG, ROOT, run
+
+HARNESS = str(Path(sys.executable).parent / "harness")
+
+CASES: list[tuple[str, dict[str, Any], Any, str]] = [
+    ("echo", {"text": "hi"}, {"text": "Echo: hi"}, "Echo: hi"),
+    ("greet", {"name": "Alice"}, {"greeting": "Hello, Alice!"}, "Hello, Alice!"),
+    ("add", {"a": 10, "b": 20}, 30, "30.0"),
+    ("multiply", {"a": 5, "b": 6}, 30, "30.0"),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("tool", "args", "value", "text"), CASES)
+async def test_contract_through_execute(
+    host: Host, tool: str, args: dict[str, Any], value: Any, text: str
+) -> None:
+    result = await run(host, tool, args)
+    assert result.ok
+    assert result.result == value
+    assert result.content == [{"type": "text", "text": text}]
+    bad = await run(host, tool, {})
+    assert bad.code == "invalid_args"
+
+
+@pytest.mark.parametrize(("tool", "args", "value", "text"), CASES)
+def test_contract_through_harness_call(
+    workspace: Path, tool: str, args: dict[str, Any], value: Any, text: str
+) -> None:
+    result = subprocess.run(
+        [HARNESS, "-c", str(CONFIG), "call", tool, json.dumps(args), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "HARNESS_WORKSPACE": str(workspace)},
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["ok"] is True
+    assert out["result"] == value
+    assert out["content"] == [{"type": "text", "text": text}]
+
+
+@pytest.mark.anyio
+async def test_bundled_descriptions_follow_the_three_rules(host: Host) -> None:
+    for name in host.tools.list():
+        definition = host.tools.get(name)
+        assert definition is not None
+        text = definition.description
+        first_word = text.split()[0]
+        assert first_word[0].isupper(), (name, first_word)
+        assert not first_word.endswith("s"), (name, first_word)  # a verb: "Read", not "Reads"
+        assert " use " in text.lower() or "use when" in text.lower(), name  # which tool instead
+        assert len(text) < 400, name
+
+
+@pytest.mark.anyio
+async def test_generated_tool_reference_is_up_to_date(host: Host) -> None:
+    from harness.reference import tools_markdown
+
+    committed = (ROOT / "docs" / "tools.md").read_text()
+    assert committed == tools_markdown(host.tools), "run `make docs` to regenerate docs/tools.md"
+    for name in host.tools.list():
+        assert f"## `{name}`" in committed
