@@ -78,3 +78,61 @@ async def test_generated_tool_reference_is_up_to_date(host: Host) -> None:
     assert committed == tools_markdown(host.tools), "run `make docs` to regenerate docs/tools.md"
     for name in host.tools.list():
         assert f"## `{name}`" in committed
+
+
+def test_file_and_git_tools_through_harness_call(workspace: Path, tmp_path: Path) -> None:
+    from .conftest import git
+
+    (workspace / "notes.txt").write_text("alpha\nbeta\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a.txt").write_text("one\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "First")
+    (repo / "a.txt").write_text("two\n")
+    calls = {
+        "read_text_file": (
+            {"path": "notes.txt", "offset": 2},
+            {"content": "beta\n", "total_lines": 2},
+        ),
+        "list_dir": ({}, {"entries": [{"name": "notes.txt", "type": "file", "size": 11}]}),
+        "grep": (
+            {"pattern": "bet"},
+            {"matches": [{"path": "notes.txt", "line": 2, "text": "beta"}]},
+        ),
+        "git_log_reader": ({"repoPath": str(repo)}, {"total": 1}),
+        "git_diff": ({"repoPath": str(repo)}, {"truncated": False}),
+    }
+    for tool, (args, expected) in calls.items():
+        result = subprocess.run(
+            [HARNESS, "-c", str(CONFIG), "call", tool, json.dumps(args), "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "HARNESS_WORKSPACE": str(workspace)},
+        )
+        assert result.returncode == 0, (tool, result.stderr)
+        value = json.loads(result.stdout)["result"]
+        assert value["ok"] is True, (tool, value)
+        assert {key: value[key] for key in expected} == expected, tool
+    diff = json.loads(
+        subprocess.run(
+            [
+                HARNESS,
+                "-c",
+                str(CONFIG),
+                "call",
+                "git_diff",
+                json.dumps({"repoPath": str(repo)}),
+                "--json",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "HARNESS_WORKSPACE": str(workspace)},
+        ).stdout
+    )
+    assert "-one\n+two" in diff["result"]["diff"]
