@@ -91,7 +91,7 @@ def test_file_and_git_tools_through_harness_call(workspace: Path, tmp_path: Path
     git(repo, "add", "a.txt")
     git(repo, "commit", "-q", "-m", "First")
     (repo / "a.txt").write_text("two\n")
-    calls = {
+    calls: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         "read_text_file": (
             {"path": "notes.txt", "offset": 2},
             {"content": "beta\n", "total_lines": 2},
