@@ -7,7 +7,7 @@ import sys
 
 import anyio
 
-ALL = ["events", "tools", "loader", "reload"]
+ALL = ["events", "tools", "loader", "reload", "mcp"]
 
 
 def run(names: list[str]) -> None:

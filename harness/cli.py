@@ -41,6 +41,8 @@ Examples:
   harness call add '{"a": 1, "b": 2}'      run one call through the pipeline
   harness --set echo.enabled=false plugins list entries with one switched off
   harness disable files                    switch an entry off in the file
+  harness run --mcp http --port 8765       serve the tools to MCP clients at /mcp
+  harness mcp                              serve MCP on stdio (for client configs)
 """
 
 
@@ -123,32 +125,120 @@ def cli(ctx: click.Context, config: str | None, patches: Any, overrides: Any, de
 # -- run -------------------------------------------------------------------------------
 
 
+def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of serving MCP over HTTP."""
+    func = click.option(
+        "--token",
+        envvar="HARNESS_MCP_TOKEN",
+        metavar="SECRET",
+        help="Require Authorization: Bearer SECRET (needed to bind beyond loopback).",
+    )(func)
+    func = click.option(
+        "--port", type=int, default=8765, show_default=True, help="HTTP port (0: any)."
+    )(func)
+    func = click.option(
+        "--host", "bind", default="127.0.0.1", show_default=True, help="HTTP address."
+    )(func)
+    return func
+
+
 @cli.command()
 @common
 @click.option("--no-watch", is_flag=True, help="Do not hot-reload on file changes.")
+@click.option(
+    "--mcp",
+    "transport",
+    type=click.Choice(["http", "stdio", "none"]),
+    default="http",
+    show_default=True,
+    help="Serve the tools over MCP: streamable HTTP at /mcp, stdio, or not at all.",
+)
+@mcp_options
 @click.pass_context
-def run(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
+def run(
+    ctx: click.Context,
+    /,
+    no_watch: bool,
+    transport: str,
+    bind: str,
+    port: int,
+    token: str | None,
+    **shared: Any,
+) -> None:
     """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
     options = _options(ctx, **shared)
-    anyio.run(_run, options, not no_watch)
+    anyio.run(_run, options, not no_watch, Serving(transport, bind, port, token), True)
 
 
-async def _run(options: Options, watch: bool) -> None:
+@cli.command(name="mcp")
+@common
+@click.option("--no-watch", is_flag=True, help="Do not hot-reload on file changes.")
+@click.pass_context
+def mcp_command(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
+    """Serve the tools over MCP on stdin/stdout (for MCP client configs)."""
+    options = _options(ctx, **shared)
+    anyio.run(_run, options, not no_watch, Serving("stdio"), False)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How ``run`` serves MCP."""
+
+    transport: str = "none"
+    bind: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+
+
+async def _run(options: Options, watch: bool, serving: Serving, table: bool) -> None:
+    from .mcp import McpSurface, check_bind
+
+    if serving.transport == "http":
+        check_bind(serving.bind, serving.token)  # before loading anything
     if not options.debug:
         logging.getLogger("harness.reload").setLevel(logging.INFO)  # say what each reload did
+    err = Console(stderr=True)
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with options.host(watch=watch) as host:
-            console = Console()
-            console.print(_status_table(host.status(), with_tools=True))
-            for problem in host.problems():
-                Console(stderr=True).print(f"[yellow]problem[/]: {problem}", highlight=False)
-            Console(stderr=True).print(
-                f"harness is running {len(host.tools.list())} tool(s); press Ctrl-C to stop",
-                highlight=False,
-            )
-            async for _ in signals:
-                break
-        Console(stderr=True).print("harness stopped", highlight=False)
+            if table:
+                # with MCP on stdio, stdout belongs to the protocol
+                Console(stderr=serving.transport == "stdio").print(
+                    _status_table(host.status(), with_tools=True)
+                )
+                for problem in host.problems():
+                    err.print(f"[yellow]problem[/]: {problem}", highlight=False)
+            surface = McpSurface(host.ctx)
+            surface.attach()
+            async with anyio.create_task_group() as group:
+
+                async def stop_on_signal() -> None:
+                    async for _ in signals:
+                        group.cancel_scope.cancel()
+                        return
+
+                def ready(url: str) -> None:
+                    err.print(f"serving MCP at {url}", highlight=False)
+
+                group.start_soon(stop_on_signal)
+                if serving.transport == "http":
+                    group.start_soon(
+                        lambda: surface.serve_http(serving.bind, serving.port, serving.token, ready)
+                    )
+                elif serving.transport == "stdio":
+
+                    async def stdio() -> None:
+                        await surface.serve_stdio()
+                        group.cancel_scope.cancel()  # the client went away
+
+                    group.start_soon(stdio)
+                if table:
+                    count = len(host.tools.list())
+                    err.print(
+                        f"harness is running {count} tool(s); press Ctrl-C to stop",
+                        highlight=False,
+                    )
+        if table:
+            err.print("harness stopped", highlight=False)
 
 
 # -- check, plugins, tools ----------------------------------------------------------------

@@ -266,11 +266,11 @@ class ToolsService(Service):
                 f"Tool denied: {decision.reason} (approval needed, and no approval service "
                 "is loaded)",
             )
-        if await approval.request(call, decision.reason) is True:
+        answer = await approval.request(call, decision.reason)
+        if answer is True:
             return None
-        return ToolResult.failure(
-            call, "denied", f"Tool denied: {decision.reason} (approval was refused)"
-        )
+        why = answer if isinstance(answer, str) and answer else "approval was refused"
+        return ToolResult.failure(call, "denied", f"Tool denied: {decision.reason} ({why})")
 
     async def _run(self, call: ToolCall) -> ToolResult:
         entry = self._tools.get(call.name)

@@ -375,7 +375,7 @@ def test_run_serves_until_interrupted_then_disposes(project: Path) -> None:
         "- { id: a, name: ./plugins/alpha.py }\n- { id: m, name: ./plugins/marker.py }\n",
     )
     with subprocess.Popen(
-        [HARNESS, "run", "--no-watch"],
+        [HARNESS, "run", "--no-watch", "--mcp", "none"],
         cwd=project,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
