@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import pydantic
 
 SAFE_CONFIG = (
     "core.pager=cat",
@@ -87,3 +88,20 @@ async def run_git(
     data = result.stdout
     truncated = len(data) > max_bytes
     return GitOutput(data[:max_bytes].decode("utf-8", "replace"), truncated)
+
+
+class GitConfig(pydantic.BaseModel):
+    """Config of the bundled git tools."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    allowed_roots: list[str] | None = None
+    """Folders repoPath must be inside (relative to cordis.yml's folder); unset: any."""
+    timeout: float = pydantic.Field(10, gt=0)
+    """Seconds git may run."""
+
+    def roots(self, base: Path) -> list[Path] | None:
+        """The allowed roots, resolved against ``base``."""
+        if self.allowed_roots is None:
+            return None
+        return [(base / root).resolve() for root in self.allowed_roots]

@@ -8,29 +8,20 @@ from typing import Any
 import pydantic
 
 from harness import Context, define_tool
-from harness.git import GitError, resolve_repo, run_git
+from harness.git import GitConfig, GitError, resolve_repo, run_git
 
 name = "git_diff"
 inject = ["tools"]
 REVISION = re.compile(r"^[\w./~^@{}-]{1,200}$")
 
 
-class Config(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid")
-
-    allowed_roots: list[str] | None = None
-    """Folders repoPath must be inside (relative to cordis.yml's folder); unset: any."""
-    timeout: float = pydantic.Field(10, gt=0)
+class Config(GitConfig):
     max_bytes: int = pydantic.Field(100_000, gt=0)
     """The longest diff returned; longer ones are cut and marked truncated."""
 
 
 def apply(ctx: Context, config: Config) -> Any:
-    roots = (
-        None
-        if config.allowed_roots is None
-        else [(ctx.base_dir / root).resolve() for root in config.allowed_roots]
-    )
+    roots = config.roots(ctx.base_dir)
     flags = ("--no-color", "--no-ext-diff", "--no-textconv")
 
     async def diff(args: dict[str, Any]) -> dict[str, Any]:

@@ -4,29 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import pydantic
-
 from harness import Context, define_tool
-from harness.git import GitError, resolve_repo, run_git
+from harness.git import GitConfig, GitError, resolve_repo, run_git
 
 name = "git_log_reader"
 inject = ["tools"]
+Config = GitConfig
 
 
-class Config(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid")
-
-    allowed_roots: list[str] | None = None
-    """Folders repoPath must be inside (relative to cordis.yml's folder); unset: any."""
-    timeout: float = pydantic.Field(10, gt=0)
-
-
-def apply(ctx: Context, config: Config) -> Any:
-    roots = (
-        None
-        if config.allowed_roots is None
-        else [(ctx.base_dir / root).resolve() for root in config.allowed_roots]
-    )
+def apply(ctx: Context, config: GitConfig) -> Any:
+    roots = config.roots(ctx.base_dir)
 
     async def log(args: dict[str, Any]) -> dict[str, Any]:
         limit = min(max(int(args.get("maxCount", 10)), 1), 100)
