@@ -254,14 +254,18 @@ def import_path(module_name: str, path: Path) -> types.ModuleType:
 
 
 def local_modules_in(files: set[Path]) -> dict[str, Any]:
-    """The plugin modules loaded by path (not their folder packages) from ``files``."""
+    """The plugin modules loaded by path (not their folder packages) from ``files``.
+
+    Plugin modules are imported from resolved paths, so their ``__file__`` compares as a
+    string: no file-system call per module, however many plugins are loaded.
+    """
+    wanted = {str(file) for file in files}
     return {
         name: module
         for name, module in list(sys.modules.items())
         if name.startswith(LOCAL_PREFIX)
         and "." in name
-        and getattr(module, "__file__", None)
-        and Path(str(module.__file__)).resolve() in files
+        and getattr(module, "__file__", None) in wanted
     }
 
 
