@@ -21,7 +21,7 @@ import anyio
 from .errors import ContextDisposed, HarnessError, PluginError, ServiceNotInjected
 from .fiber import Fiber, FiberState
 from .plugin import describe
-from .runtime import Runtime
+from .runtime import Runtime, ServiceSlot
 from .service import ServiceView
 
 if TYPE_CHECKING:
@@ -196,23 +196,15 @@ class Context:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        runtime = self._runtime
-        slot = runtime.services.get(name)
-        fiber = self._fiber
-        if (
-            fiber is not None
-            and name not in fiber.inject
-            and (slot is None or slot.owner is not self)
-        ):
+        slot = self._runtime.services.get(name)
+        refused = self._refuse(name, slot)
+        if refused is not None:
             if slot is None:
                 raise AttributeError(
                     f"{type(self).__name__!r} object has no attribute {name!r}, and no service "
                     f"{name!r} is loaded"
                 )
-            raise ServiceNotInjected(
-                f"plugin {fiber.name!r} reads service {name!r} without injecting it; "
-                f"did you forget inject = [{name!r}]?"
-            )
+            raise refused
         if slot is None or not slot.published:
             raise AttributeError(
                 f"service {name!r} is not available: its provider is not loaded or not active "
@@ -222,20 +214,23 @@ class Context:
 
     def get(self, name: str) -> Any:
         """The service ``name`` as seen from here, or None when it is not available."""
-        fiber = self._fiber
         slot = self._runtime.services.get(name)
-        if (
-            fiber is not None
-            and name not in fiber.inject
-            and (slot is None or slot.owner is not self)
-        ):
-            raise ServiceNotInjected(
-                f"plugin {fiber.name!r} reads service {name!r} without injecting it; "
-                f"did you forget inject = [{name!r}]?"
-            )
+        refused = self._refuse(name, slot)
+        if refused is not None:
+            raise refused
         if slot is None or not slot.published:
             return None
         return ServiceView(slot.instance, self)
+
+    def _refuse(self, name: str, slot: ServiceSlot | None) -> ServiceNotInjected | None:
+        """The error for a plugin reading a service it neither injects nor provides."""
+        fiber = self._fiber
+        if fiber is None or name in fiber.inject or (slot is not None and slot.owner is self):
+            return None
+        return ServiceNotInjected(
+            f"plugin {fiber.name!r} reads service {name!r} without injecting it; "
+            f"did you forget inject = [{name!r}]?"
+        )
 
     # -- events --------------------------------------------------------------------------
 

@@ -168,11 +168,7 @@ class Host:
                 continue
             where = slot.plan.entry.where_of("name")
             if fiber.state is FiberState.FAILED:
-                key = "config" if _is_config_error(fiber.error) else "name"
-                at = slot.plan.entry.where_of(key)
-                found.append(
-                    Problem.at(at.file, at.line, slot.plan.id, self._describe_failure(slot))
-                )
+                found.append(self._failure_problem(slot.plan, fiber, slot.resolved))
             elif fiber.state is FiberState.PENDING:
                 missing = fiber.runtime.missing(fiber)
                 message = (
@@ -214,12 +210,17 @@ class Host:
 
     def watched_files(self) -> set[Path]:
         """The config, its patches and .env, and every local source file of path plugins."""
+        files = self._config_files()
+        for slot in self._slots.values():
+            files.update(self._sources_of(slot))
+        return files
+
+    def _config_files(self) -> set[Path]:
+        """The config, its patches and the .env beside it (whether it exists or not)."""
         files = {self.config_path.absolute(), self.config_path.absolute().parent / ".env"}
         files.update(path.absolute() for path in self.patches)
         if self.loaded is not None:
             files.update(self.loaded.files)
-        for slot in self._slots.values():
-            files.update(self._sources_of(slot))
         return files
 
     def _sources_of(self, slot: _Slot) -> set[Path]:
@@ -244,13 +245,7 @@ class Host:
             own = {path for path in changed if _inside(path, _HARNESS_DIR)}
             if own:
                 report.ignored = sorted(own)
-            config_files = {
-                self.config_path.absolute(),
-                self.config_path.absolute().parent / ".env",
-            }
-            config_files.update(path.absolute() for path in self.patches)
-            if self.loaded is not None:
-                config_files.update(self.loaded.files)
+            config_files = self._config_files()
             if changed & config_files:
                 try:
                     await self._reload_config()
@@ -262,19 +257,22 @@ class Host:
                 report.config = True
             sources = changed - config_files - own
             if sources:
-                affected = [
-                    slot
+                closures = {
+                    slot.plan.id: self._sources_of(slot)
                     for slot in self._slots.values()
-                    if not slot.plan.entry.is_group and self._sources_of(slot) & sources
-                ]
+                    if not slot.plan.entry.is_group
+                }
+                affected = [self._slots[key] for key, files in closures.items() if files & sources]
                 if affected:
-                    await self._reload_sources(affected, report)
+                    files = set().union(*(closures[slot.plan.id] for slot in affected))
+                    await self._reload_sources(affected, files, report)
             report.added, report.removed, report.changed = _tool_diff(before, self._tool_snapshot())
             return report
 
-    async def _reload_sources(self, slots: list[_Slot], report: ReloadReport) -> None:
+    async def _reload_sources(
+        self, slots: list[_Slot], files: set[Path], report: ReloadReport
+    ) -> None:
         report.entries = [slot.plan.id for slot in slots]
-        files = set().union(*(self._sources_of(slot) for slot in slots))
         purge = local_modules_in(files)
         forget_modules(purge)
         fresh: dict[str, Resolved] = {}

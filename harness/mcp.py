@@ -230,9 +230,9 @@ class McpSurface:
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
-    def http_app(self, host: str, port: int, token: str | None = None) -> Any:
+    def http_app(self, host: str, token: str | None = None) -> Any:
         """The streamable HTTP app (path ``/mcp``), Origin-checked, token-gated when set."""
-        hosts = _allowed_hosts(host, port)
+        hosts = _allowed_hosts(host)
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=hosts,
@@ -256,7 +256,7 @@ class McpSurface:
         import uvicorn
 
         config = uvicorn.Config(
-            self.http_app(host, port, token),
+            self.http_app(host, token),
             host=host,
             port=port,
             log_level="warning",
@@ -346,7 +346,7 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def _allowed_hosts(host: str, port: int) -> list[str]:
+def _allowed_hosts(host: str) -> list[str]:
     names = {"127.0.0.1", "localhost", "[::1]"}
     if not is_loopback(host) and host not in ("0.0.0.0", "::"):
         names.add(_url_host(host))
