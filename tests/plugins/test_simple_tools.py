@@ -38,11 +38,9 @@ async def test_contract_through_execute(
     assert bad.code == "invalid_args"
 
 
-@pytest.mark.parametrize(("tool", "args", "value", "text"), CASES)
-def test_contract_through_harness_call(
-    workspace: Path, tool: str, args: dict[str, Any], value: Any, text: str
-) -> None:
-    result = subprocess.run(
+def call_json(workspace: Path, tool: str, args: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """``harness call TOOL ARGS --json`` on the repository's cordis.yml."""
+    return subprocess.run(
         [HARNESS, "-c", str(CONFIG), "call", tool, json.dumps(args), "--json"],
         cwd=ROOT,
         capture_output=True,
@@ -50,6 +48,13 @@ def test_contract_through_harness_call(
         check=False,
         env={**os.environ, "HARNESS_WORKSPACE": str(workspace)},
     )
+
+
+@pytest.mark.parametrize(("tool", "args", "value", "text"), CASES)
+def test_contract_through_harness_call(
+    workspace: Path, tool: str, args: dict[str, Any], value: Any, text: str
+) -> None:
+    result = call_json(workspace, tool, args)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["ok"] is True
@@ -104,35 +109,11 @@ def test_file_and_git_tools_through_harness_call(workspace: Path, tmp_path: Path
         "git_log_reader": ({"repoPath": str(repo)}, {"total": 1}),
         "git_diff": ({"repoPath": str(repo)}, {"truncated": False}),
     }
+    values: dict[str, Any] = {}
     for tool, (args, expected) in calls.items():
-        result = subprocess.run(
-            [HARNESS, "-c", str(CONFIG), "call", tool, json.dumps(args), "--json"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-            env={**os.environ, "HARNESS_WORKSPACE": str(workspace)},
-        )
+        result = call_json(workspace, tool, args)
         assert result.returncode == 0, (tool, result.stderr)
-        value = json.loads(result.stdout)["result"]
+        value = values[tool] = json.loads(result.stdout)["result"]
         assert value["ok"] is True, (tool, value)
         assert {key: value[key] for key in expected} == expected, tool
-    diff = json.loads(
-        subprocess.run(
-            [
-                HARNESS,
-                "-c",
-                str(CONFIG),
-                "call",
-                "git_diff",
-                json.dumps({"repoPath": str(repo)}),
-                "--json",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-            env={**os.environ, "HARNESS_WORKSPACE": str(workspace)},
-        ).stdout
-    )
-    assert "-one\n+two" in diff["result"]["diff"]
+    assert "-one\n+two" in values["git_diff"]["diff"]
