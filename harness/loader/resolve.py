@@ -125,10 +125,11 @@ class Resolver:
             raise ResolveError(f"{name} is not a Python file (resolved to {path})")
         module_name = local_module_name(path)
         closure = local_closure(path)
-        if module_name in sys.modules and self._stamps.get(module_name) != _stamp(closure):
+        stamp = _stamp(closure)
+        if module_name in sys.modules and self._stamps.get(module_name) != stamp:
             forget_modules(local_modules_in(closure))  # edited since imported: import anew
         module = import_path(module_name, path)
-        self._stamps[module_name] = _stamp(closure)
+        self._stamps[module_name] = stamp
         return Resolved(module, "path", module_name, path)
 
     def _builtin(self, name: str) -> Resolved:
