@@ -7,7 +7,6 @@ as ``TypeName: message`` on stderr, with a traceback only under ``--debug``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -29,6 +28,7 @@ from .host import EntryStatus, Host
 from .loader.problems import Problem
 from .loader.writeback import UnknownEntry, set_enabled
 from .reference import tools_markdown
+from .tools.approval import prompt
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import FORMATS
 
@@ -364,12 +364,7 @@ class CliApproval:
         if not sys.stdin.isatty():
             self.refused_without_terminal = True
             return False
-        args = call.args
-        if isinstance(args, str):
-            with contextlib.suppress(ValueError):
-                args = json.loads(args)
-        shown = json.dumps(args, ensure_ascii=False)
-        question = f"Allow {call.name}({shown})? {reason}"
+        question = prompt(call, reason)  # control and bidirectional characters made visible
         answer: bool = await anyio.to_thread.run_sync(
             lambda: click.confirm(question, default=False, err=True)
         )

@@ -5,12 +5,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from .approval import Pending
 
 ErrorCode = Literal[
     "unknown_tool",
     "invalid_args",
     "denied",
+    "approval_pending",
     "timeout",
     "cancelled",
     "tool_error",
@@ -68,6 +72,8 @@ class ToolResult:
     """A message a model can act on; None on success."""
     code: ErrorCode | None = None
     """None on success, else one of :data:`ERROR_CODES`."""
+    pending: Pending | None = field(default=None, repr=False, compare=False)
+    """With code ``approval_pending``: the approval question, to answer in a later request."""
 
     @property
     def ok(self) -> bool:
