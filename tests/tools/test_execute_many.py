@@ -224,7 +224,11 @@ async def test_concurrency_predicate_sees_only_validated_args(root: Context) -> 
             {"name": "maybe", "args": {"id": "safe-2"}},
         ]
     )
-    assert [r.code for r in results] == [None, "invalid_args", "invalid_args", "invalid_args"] + [
+    assert [r.code for r in results] == [
+        None,
+        "invalid_args",
+        "invalid_args",
+        "invalid_args",
         None,
         None,
     ]

@@ -364,7 +364,10 @@ async def test_a_call_from_a_cancelled_scope_enters_no_stage(root: Context) -> N
     with anyio.CancelScope() as scope:
         scope.cancel()
         result = await call(root, "quick")
-    assert (result.code, result.error) == ("cancelled", "Tool quick was cancelled before it started")
+    assert (result.code, result.error) == (
+        "cancelled",
+        "Tool quick was cancelled before it started",
+    )
     assert seen == ["result cancelled"]
     # outside the cancelled scope the same call runs through every stage
     seen.clear()

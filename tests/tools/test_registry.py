@@ -174,7 +174,8 @@ async def test_schemas_are_read_only_snapshots(root: Context, format: Any) -> No
     assert LOOKUP.parameters["required"] == ["word", "opts"]
     # built once per change: the same snapshot until the registry changes
     second = root.tools.schemas(format)
-    assert second is not first and second[0] is first[0]
+    assert second is not first
+    assert second[0] is first[0]
     first.append({"mine": True})  # the list is the caller's own
     assert len(root.tools.schemas(format)) == 1
     copied = copy.deepcopy(second[0])
@@ -183,7 +184,8 @@ async def test_schemas_are_read_only_snapshots(root: Context, format: Any) -> No
     assert json.loads(json.dumps(second[0])) == second[0]
     dispose = root.tools.register(LOOSE)
     after = root.tools.schemas(format)
-    assert after[0] is not first[0] and after[0] == first[0]
+    assert after[0] is not first[0]
+    assert after[0] == first[0]
     assert len(after) == 2
     dispose()
     assert len(root.tools.schemas(format)) == 1
@@ -193,7 +195,8 @@ async def test_strict_and_plain_snapshots_are_kept_apart(root: Context) -> None:
     await root.plugin(tool_plugin(LOOKUP))
     strict = root.tools.schemas("openai", strict=True)[0]["function"]
     plain = root.tools.schemas("openai")[0]["function"]
-    assert strict["strict"] is True and "strict" not in plain
+    assert strict["strict"] is True
+    assert "strict" not in plain
 
 
 def _named(name: str) -> Any:
