@@ -118,11 +118,16 @@ async def test_a_replayed_state_approves_nothing(surface: McpSurface, workspace:
     args = {"path": "once.txt", "content": "1"}
     async with Client(surface.server, elicitation_callback=Elicitor()) as client:
         asked = await first_round(client, args)
-        answer = {"input_responses": {APPROVAL_KEY: ACCEPT}, "request_state": asked.request_state}
-        first = await client.session.call_tool("write_text_file", args, **answer)
+        state = asked.request_state
+        responses: types.InputResponses = {APPROVAL_KEY: ACCEPT}
+        first = await client.session.call_tool(
+            "write_text_file", args, input_responses=responses, request_state=state
+        )
         assert first.is_error is False, text(first)
         (workspace / "once.txt").unlink()
-        replayed = await client.session.call_tool("write_text_file", args, **answer)
+        replayed = await client.session.call_tool(
+            "write_text_file", args, input_responses=responses, request_state=state
+        )
     assert replayed.is_error is True
     assert text(replayed).endswith("(the approval state was already used; call the tool again)")
     assert not (workspace / "once.txt").exists()
