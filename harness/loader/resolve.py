@@ -30,6 +30,7 @@ from typing import Any
 import pluggy
 
 from ..errors import HarnessError
+from .builtin import BUILTINS
 from .imports import local_closure
 
 hookspec = pluggy.HookspecMarker("harness")
@@ -133,13 +134,11 @@ class Resolver:
         return Resolved(module, "path", module_name, path)
 
     def _builtin(self, name: str) -> Resolved:
-        from .. import builtins
-
-        plugin = builtins.BUILTINS.get(name)
+        plugin = BUILTINS.get(name)
         if plugin is None:
             raise ResolveError(
                 f"unknown builtin harness:{name}; builtins are "
-                + ", ".join(f"harness:{key}" for key in builtins.BUILTINS)
+                + ", ".join(f"harness:{key}" for key in BUILTINS)
             )
         return Resolved(plugin, "builtin")
 

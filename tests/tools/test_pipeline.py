@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from harness import (
@@ -247,26 +247,25 @@ async def test_ask_with_approval_service_that_approves_or_refuses(loaded: Contex
 
 async def test_sync_body_runs_in_a_worker_thread(root: Context) -> None:
     threads: list[int] = []
-    ticks: list[float] = []
+    ticked = threading.Event()
 
     def blocking(args: dict[str, Any]) -> str:
         threads.append(threading.get_ident())
-        time.sleep(0.2)
-        return "done"
+        # only the event loop sets this: it runs only if the loop is not blocked by this body
+        return "done" if ticked.wait(5) else "the loop was blocked"
 
     await root.plugin(tool_plugin(define_tool(name="block", description="b", execute=blocking)))
 
     async def ticker() -> None:
         for _ in range(5):
-            ticks.append(time.monotonic())
-            await anyio.sleep(0.01)
+            await anyio.lowlevel.checkpoint()
+        ticked.set()
 
     async with anyio.create_task_group() as group:
         group.start_soon(ticker)
         result = await call(root, "block")
     assert result.result == "done"
     assert threads[0] != threading.get_ident()
-    assert len(ticks) == 5  # the loop kept running while the body blocked
 
 
 async def test_sync_body_timeout_returns_at_once(root: Context) -> None:
