@@ -166,11 +166,13 @@ async def test_cancelling_the_caller_with_a_default_timeout(root: Context) -> No
     assert scope.cancelled_caught
 
 
-async def test_a_call_cancelled_before_it_starts_suspends_nothing() -> None:
+async def test_a_caller_cancelled_during_the_first_step_stops_at_the_first_suspension() -> None:
     ran: list[str] = []
+    scope = anyio.CancelScope()
 
     async def suspends(args: dict[str, Any]) -> str:
         ran.append("first step")
+        scope.cancel()  # the caller is cancelled while the eager first step runs
         await anyio.lowlevel.checkpoint()
         ran.append("second step")
         return "done"
@@ -178,8 +180,7 @@ async def test_a_call_cancelled_before_it_starts_suspends_nothing() -> None:
     async with Context() as root:
         await root.plugin(ToolsService)
         await root.plugin(tool_plugin(define_tool(name="s", description="s", execute=suspends)))
-        with anyio.CancelScope() as scope:
-            scope.cancel()
+        with scope:
             result = await root.tools.execute(ToolCall("c", "s", {}))
     assert result.code == "cancelled"
     assert ran == ["first step"]
