@@ -34,7 +34,25 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .calls import ToolCall
+from .calls import Pending, ToolCall
+
+__all__ = [
+    "ApprovalAnswer",
+    "ApprovalScope",
+    "ApprovalService",
+    "Approved",
+    "CallSeal",
+    "Denied",
+    "Pending",
+    "Resumed",
+    "SealError",
+    "call_key",
+    "decide",
+    "interpret",
+    "prompt",
+    "show_args",
+    "visible",
+]
 
 _log = logging.getLogger("harness.approval")
 
@@ -53,18 +71,6 @@ class Denied:
     """Do not run the call; ``reason`` is shown to the model after the policy's reason."""
 
     reason: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """The answer comes in a later request; the call ends as ``approval_pending``.
-
-    ``prompt`` is what the person is asked; ``data`` is whatever the surface needs to send the
-    question (an MCP elicitation request, say). Neither is interpreted by the pipeline.
-    """
-
-    prompt: str = ""
-    data: Any = None
 
 
 ApprovalAnswer = Approved | Denied | Pending | bool

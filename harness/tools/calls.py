@@ -5,10 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
-
-if TYPE_CHECKING:
-    from .approval import Pending
+from typing import Any, Literal, get_args
 
 ErrorCode = Literal[
     "unknown_tool",
@@ -56,6 +53,19 @@ class ToolCall:
             name=name,
             args={} if args is None else args,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An approval answer: it comes in a later request; the call ends as ``approval_pending``.
+
+    ``prompt`` is what the person is asked; ``data`` is whatever the surface needs to send the
+    question (an MCP elicitation request, say). Neither is interpreted by the pipeline. (Part
+    of the approval contract, :mod:`harness.tools.approval`; defined here for ToolResult.)
+    """
+
+    prompt: str = ""
+    data: Any = None
 
 
 @dataclass(slots=True)
