@@ -280,7 +280,9 @@ class Host:
             if not slot.plan.enabled or slot.plan.errors:
                 continue
             try:
-                fresh[slot.plan.id] = self._resolver.resolve(slot.plan.name or "", slot.plan.base)
+                fresh[slot.plan.id] = self._resolver.resolve_plugin(
+                    slot.plan.name or "", slot.plan.base
+                )
             except ResolveError as exc:
                 restore_modules(purge)
                 where = slot.plan.entry.where_of("name")
@@ -376,7 +378,7 @@ class Host:
             await self._restart(slot, plan, good)
             return
         try:
-            resolved = self._resolver.resolve(plan.name or "", plan.base)
+            resolved = self._resolver.resolve_plugin(plan.name or "", plan.base)
         except ResolveError as exc:
             where = plan.entry.where_of("name")
             slot.error = Problem.at(where.file, where.line, plan.id, str(exc))
