@@ -342,6 +342,9 @@ class Host:
             slots[plan.id] = slot
             await self._apply(slot, plan)
         self._slots = slots
+        tools = self._root.get("tools")
+        if tools is not None:  # tools keep their entry's place in cordis.yml, whatever reloads
+            tools.order_by({plan.id: index for index, plan in enumerate(plans)})
 
     async def _ensure_tools(self, plans: list[Plan]) -> None:
         configured = any(p.name == "harness:tools" and p.enabled and not p.errors for p in plans)

@@ -31,6 +31,7 @@ import pluggy
 
 from ..errors import HarnessError, PluginError
 from ..plugin import describe
+from .builtin import BUILTINS
 from .imports import local_closure
 
 hookspec = pluggy.HookspecMarker("harness")
@@ -152,13 +153,11 @@ class Resolver:
         return Resolved(module, "path", module_name, path)
 
     def _builtin(self, name: str) -> Resolved:
-        from .. import builtins
-
-        plugin = builtins.BUILTINS.get(name)
+        plugin = BUILTINS.get(name)
         if plugin is None:
             raise ResolveError(
                 f"unknown builtin harness:{name}; builtins are "
-                + ", ".join(f"harness:{key}" for key in builtins.BUILTINS)
+                + ", ".join(f"harness:{key}" for key in BUILTINS)
             )
         return Resolved(plugin, "builtin")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tools.service import ToolsService
+from ..tools.service import ToolsService
 
 BUILTINS: dict[str, Any] = {
     "tools": ToolsService,
