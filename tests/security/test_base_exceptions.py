@@ -159,13 +159,13 @@ async def test_hot_reload_to_a_base_exception_keeps_the_old_version(
     async with Host(config) as host:
         assert (await run(host, "hot")).result == "v1"
         source.write_text(broken)
-        report = await host.reload_files({source.resolve()})
-        assert report.errors, report
-        assert report.errors[0].entry == "hot"
+        errors = await host.reload_entries(["hot"])
+        assert errors, "the broken reload reported nothing"
+        assert errors[0].entry == "hot"
         assert (await run(host, "hot")).result == "v1"  # the old version keeps serving
         assert (await run(host, "echo", {"text": "x"})).ok
         source.write_text(GOOD.replace('"v1"', '"v2"'))
-        await host.reload_files({source.resolve()})
+        assert await host.reload_entries(["hot"]) == []
         assert (await run(host, "hot")).result == "v2"
 
 
