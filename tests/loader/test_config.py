@@ -9,7 +9,7 @@ import pytest
 from harness import ConfigError
 from harness.loader.config import Plan, read_config
 
-from .conftest import write
+from ..helpers import write
 
 
 def plans(path: Path, **kwargs: object) -> dict[str, Plan]:
