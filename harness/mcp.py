@@ -196,7 +196,7 @@ class McpSurface:
                 input_requests={APPROVAL_KEY: result.pending.data},
                 request_state=self.seal.seal(call),
             )
-        return to_mcp_result(result, self.tools)
+        return to_mcp_result(result)
 
     # -- notifications ---------------------------------------------------------------------
 
@@ -297,7 +297,7 @@ class McpSurface:
                 server.should_exit = True
 
 
-def to_mcp_result(result: ToolResult, tools: ToolsService) -> types.CallToolResult:
+def to_mcp_result(result: ToolResult) -> types.CallToolResult:
     """A ToolResult as MCP's CallToolResult."""
     if not result.ok:
         message = result.error or "the tool call failed"
