@@ -29,7 +29,7 @@ import pydantic
 
 from ..errors import ToolArgsError, ToolConflict, ToolDefinitionError
 from ..service import Service, caller_aware
-from . import formats
+from . import formats, jsonvalue
 from .calls import Ask, Deny, ToolCall, ToolResult
 from .deadline import caller_cancelled, start
 from .define import OutputMismatch, ToolDefinition
@@ -248,8 +248,10 @@ class ToolsService(Service):
         except anyio.get_cancelled_exc_class():
             # The caller's scope stays cancelled: its next checkpoint raises again.
             result = _cancelled(call)
-        except Exception:
-            _log.exception("internal error while executing tool %r (call %s)", call.name, call.id)
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt from a listener too
+            _log.error(
+                "internal error while executing tool %r (call %s)", call.name, call.id, exc_info=exc
+            )
             result = ToolResult.failure(
                 call, "internal", f"Internal error while running tool {call.name}; see the host log"
             )
@@ -343,9 +345,13 @@ class ToolsService(Service):
         try:
             if type(args) is not dict and isinstance(args, str | bytes):
                 try:
-                    args = json.loads(args)
-                except ValueError as exc:
+                    args = jsonvalue.loads(args)
+                except jsonvalue.NotJson as exc:
                     raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
+            else:
+                bad = jsonvalue.problem(args)
+                if bad is not None:
+                    raise ToolArgsError(f"arguments are not valid JSON: {bad}")
             body = tool.bind(args)
         except ToolArgsError as exc:
             return ToolResult.failure(
@@ -363,11 +369,18 @@ class ToolsService(Service):
             return ToolResult.failure(
                 call, "invalid_args", f"Invalid arguments for tool {call.name}: {exc}"
             )
+        except anyio.get_cancelled_exc_class():
+            raise
         except Exception as exc:
             _log.info("tool %r raised", call.name, exc_info=exc)
             return ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the tool's, not ours
+            return _contained(call, exc)
         try:
             canonical = tool.check_output(value)
+            bad = jsonvalue.problem(canonical)
+            if bad is not None:
+                raise OutputMismatch(f"the result is not valid JSON: {bad}")
             content = render(tool.render, canonical)
         except (OutputMismatch, RenderError) as exc:
             _log.warning("tool %r returned invalid output: %s", call.name, exc)
@@ -377,6 +390,10 @@ class ToolsService(Service):
         except Exception as exc:
             _log.info("rendering tool %r raised", call.name, exc_info=exc)
             return ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+        except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                raise
+            return _contained(call, exc)
         return ToolResult(call.id, call.name, canonical, content)
 
     async def _dispatch(
@@ -466,6 +483,20 @@ async def _body(body: Callable[[], Any]) -> Any:
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+def _contained(call: ToolCall, exc: BaseException) -> ToolResult:
+    """A BaseException a tool raised (SystemExit, KeyboardInterrupt, ...) as a tool_error.
+
+    Only the host's own signal handling stops the host; a tool cannot, by raising.
+    """
+    _log.warning("tool %r raised %s; contained", call.name, type(exc).__name__, exc_info=exc)
+    detail = str(exc)
+    return ToolResult.failure(
+        call,
+        "tool_error",
+        f"Tool {call.name} raised {type(exc).__name__}" + (f": {detail}" if detail else ""),
+    )
 
 
 def _cancelled(call: ToolCall, when: str = "") -> ToolResult:
