@@ -28,9 +28,9 @@ from .errors import ConfigError, HarnessError
 from .host import EntryStatus, Host
 from .loader.problems import Problem
 from .loader.writeback import UnknownEntry, set_enabled
-from .reference import tools_markdown
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import FORMATS
+from .tools.reference import tools_markdown
 
 EXAMPLES = """
 \b
