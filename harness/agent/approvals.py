@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, get_args
 
 import anyio
 
@@ -30,8 +30,15 @@ from ..errors import HarnessError
 from ..tools.calls import ToolCall
 from .always import allow_tool
 
-if TYPE_CHECKING:
-    from .session import Session
+
+class Session(Protocol):
+    """What the broker needs of a session."""
+
+    id: str
+    allowed: set[str]
+
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]: ...
+
 
 _log = logging.getLogger("harness.agent")
 Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]

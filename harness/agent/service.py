@@ -95,6 +95,10 @@ class AgentService(Service):
         self._open.clear()
 
     @property
+    def max_steps(self) -> int:
+        return self.config.max_steps
+
+    @property
     def llm(self) -> LLM:
         """The injected model."""
         model: LLM = self.ctx.llm

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -27,7 +27,9 @@ from .approvals import current_session
 from .log import LogWriter, now
 
 if TYPE_CHECKING:
-    from .service import AgentService
+    from ..context import Context
+    from ..llm.base import LLM
+    from .approvals import ApprovalBroker
 
 _log = logging.getLogger("harness.agent")
 
@@ -35,6 +37,23 @@ WRAP_UP = (
     "[harness] This turn has used its step budget: do not call tools now. Answer the user "
     "with what you found so far, and say what is left to do."
 )
+
+
+class Agent(Protocol):
+    """What a session needs of the agent service."""
+
+    ctx: Context
+    approvals: ApprovalBroker
+    system_prompt: str
+    running: dict[int, Any]
+
+    @property
+    def max_steps(self) -> int: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    def visible_tools(self) -> dict[str, dict[str, Any]]: ...
 
 
 @dataclass
@@ -159,7 +178,7 @@ class Session:
     """One conversation with the agent (``agent.session()``)."""
 
     def __init__(
-        self, agent: AgentService, session_id: str, events: list[dict[str, Any]], writer: LogWriter
+        self, agent: Agent, session_id: str, events: list[dict[str, Any]], writer: LogWriter
     ) -> None:
         self.agent = agent
         self.id = session_id
@@ -286,7 +305,7 @@ class Session:
         step_number = 0
         while True:
             step_number += 1
-            wrap = step_number > agent.config.max_steps
+            wrap = step_number > agent.max_steps
             step = self._step = _Step(turn, step_number)
             self.record("step/start", turn=turn, step=step_number)
             visible = agent.visible_tools()

@@ -252,7 +252,10 @@ async def test_cancel_during_a_running_tool(tmp_path: Path, server: ScriptedServ
         assert events[-1]["reason"] == "cancelled"
         results = {e["id"]: e["result"] for e in events if e["type"] == "tool/result"}
         assert [r["code"] for r in results.values()] == [None, "cancelled", "cancelled"]
-        assert results["call_3"]["error"] == "Tool echo was not run: the turn was cancelled"
+        assert results["call_3"]["error"] in (
+            "Tool echo was not run: the turn was cancelled",
+            "Tool echo was cancelled before it started",
+        )
         message = next(e for e in events if e["type"] == "assistant/message")
         assert message["text"] == "Working on it."
         # the session is usable afterwards, with a valid history
