@@ -14,7 +14,6 @@ plugin packages alike.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -32,12 +31,12 @@ import pluggy
 from ..errors import HarnessError
 from .builtin import BUILTINS
 from .imports import local_closure
+from .modules import forget_modules, local_module_name, local_modules_in
 
 hookspec = pluggy.HookspecMarker("harness")
 hookimpl = pluggy.HookimplMarker("harness")
 PLUGIN_GROUP = "harness.plugins"
 RESOLVER_GROUP = "harness.resolvers"
-LOCAL_PREFIX = "harness_local_"
 
 
 class ResolveError(HarnessError):
@@ -208,23 +207,6 @@ class Resolver:
         return Resolved(plugin, "module", module_name)
 
 
-def local_module_name(path: Path) -> str:
-    """The unique module name of a plugin file or package folder, in its folder's package."""
-    folder = path.parent
-    package = LOCAL_PREFIX + hashlib.sha1(str(folder).encode()).hexdigest()[:12]
-    if package not in sys.modules:
-        module = types.ModuleType(package)
-        module.__path__ = [str(folder)]
-        module.__package__ = package
-        spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
-        spec.submodule_search_locations = [str(folder)]
-        module.__spec__ = spec
-        sys.modules[package] = module
-    stem = path.name if path.is_dir() else path.stem
-    safe = re.sub(r"\W", "_", stem)
-    return f"{package}.{safe if safe.isidentifier() else '_' + safe}"
-
-
 def import_path(module_name: str, path: Path) -> types.ModuleType:
     """Import the plugin at ``path`` as ``module_name`` (once); report failures with a line."""
     loaded = sys.modules.get(module_name)
@@ -251,44 +233,6 @@ def import_path(module_name: str, path: Path) -> types.ModuleType:
             f"importing the plugin raised {type(exc).__name__}: {exc}", source_location(exc, path)
         ) from exc
     return module
-
-
-def local_modules_in(files: set[Path]) -> dict[str, Any]:
-    """The plugin modules loaded by path (not their folder packages) from ``files``.
-
-    Plugin modules are imported from resolved paths, so their ``__file__`` compares as a
-    string: no file-system call per module, however many plugins are loaded.
-    """
-    wanted = {str(file) for file in files}
-    return {
-        name: module
-        for name, module in list(sys.modules.items())
-        if name.startswith(LOCAL_PREFIX)
-        and "." in name
-        and getattr(module, "__file__", None) in wanted
-    }
-
-
-def forget_modules(modules: dict[str, Any]) -> None:
-    """Drop modules from the import system, and from their parent package's attributes
-    (``from . import helper`` would otherwise find the old module there)."""
-    for name in modules:
-        sys.modules.pop(name, None)
-        parent, _, child = name.rpartition(".")
-        package = sys.modules.get(parent)
-        if package is not None and getattr(package, child, None) is modules[name]:
-            delattr(package, child)
-
-
-def restore_modules(modules: dict[str, Any]) -> None:
-    for name in modules:
-        forget_modules({name: sys.modules[name]} if name in sys.modules else {})
-    sys.modules.update(modules)
-    for name, module in modules.items():
-        parent, _, child = name.rpartition(".")
-        package = sys.modules.get(parent)
-        if package is not None:
-            setattr(package, child, module)
 
 
 def _stamp(files: set[Path]) -> dict[Path, int]:

@@ -18,6 +18,7 @@ import itertools
 import json
 import logging
 import math
+from asyncio import _get_running_loop as _running_loop
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -31,6 +32,7 @@ from ..errors import ToolArgsError, ToolConflict, ToolDefinitionError
 from ..service import Service, caller_aware
 from . import formats
 from .calls import Ask, Deny, ToolCall, ToolResult
+from .deadline import finish_by, run_with_deadline
 from .define import OutputMismatch, ToolDefinition
 from .function import tool as tool_from_function
 from .render import RenderError, render
@@ -436,10 +438,25 @@ async def _invoke(
 ) -> tuple[Any, bool]:
     """Run the body (a sync one in a worker thread); return ``(value, timed_out)``.
 
-    No cancel scope is entered without a timeout: entering one costs more than the rest
-    of a quick call. A sync body cannot be stopped: on timeout or cancellation the call
-    stops waiting for its thread, whose late result is discarded.
+    No cancel scope is entered without a timeout, nor around an async body until it first
+    suspends (:mod:`.deadline`): entering one costs more than the rest of a quick call.
+    A sync body cannot be stopped: on timeout or cancellation the call stops waiting for
+    its thread, whose late result is discarded.
     """
+    if tool.is_async:
+        coro = body()
+        if seconds is None:
+            return await coro, False
+        loop = _running_loop()
+        if loop is None:  # trio
+            return await run_with_deadline(coro, seconds)
+        # The first step runs eagerly; a deadline is armed only if the body suspends.
+        deadline = loop.time() + seconds
+        try:
+            waiting = coro.send(None)
+        except StopIteration as done:
+            return done.value, False
+        return await finish_by(coro, waiting, loop, deadline)
     if seconds is None:
         return await _body(tool, body), False
     with anyio.move_on_after(seconds) as scope:
