@@ -20,6 +20,7 @@ import shutil
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,19 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from .. import __version__
 from .config import GatewayConfig
 
 ElicitFn = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 LIST_PAGES = 100
 """tools/list pages read at most (a server that paginates forever cannot hang harness)."""
 STDERR_LINES = 20
+
+
+def _version() -> str:
+    try:
+        return version("cordis-harness")
+    except PackageNotFoundError:  # running from a source tree without metadata
+        return "0"
 
 
 class Connection:
@@ -85,7 +92,7 @@ class Connection:
                     message_handler=self._on_message,
                     elicitation_callback=self._on_elicit,
                     logging_callback=self._on_log,
-                    client_info=types.Implementation(name="harness", version=__version__),
+                    client_info=types.Implementation(name="harness", version=_version()),
                 ) as client:
                     self.client = client
                     self.tools = await self._list_tools(client)
