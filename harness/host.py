@@ -249,7 +249,9 @@ class Host:
                 if not plan.enabled or plan.errors:
                     continue
                 try:
-                    changes.append((slot, self._resolver.resolve(plan.name or "", plan.base), plan))
+                    changes.append(
+                        (slot, self._resolver.resolve_plugin(plan.name or "", plan.base), plan)
+                    )
                 except ResolveError as exc:
                     undo()
                     problem = self._problem(plan, "name", str(exc))
@@ -309,7 +311,7 @@ class Host:
             await self._restart(slot, plan, good)
             return
         try:
-            resolved = self._resolver.resolve(plan.name or "", plan.base)
+            resolved = self._resolver.resolve_plugin(plan.name or "", plan.base)
         except ResolveError as exc:
             slot.error = self._problem(plan, "name", str(exc))
             if not running:

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from ..gateway import plugin as mcp_client
 from ..tools.service import ToolsService
 
-BUILTINS: dict[str, Any] = {
-    "tools": ToolsService,
-    "mcp-client": mcp_client,
-}
+
+class _Builtins(dict[str, Any]):
+    """Name → plugin; a ``"module:attribute"`` value is imported when first looked up.
+
+    The agent-level builtins live above the loader, so the loader names them by string
+    instead of importing them (imports run only downward).
+    """
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = super().get(key, default)
+        if isinstance(value, str):
+            module, _, attribute = value.partition(":")
+            value = getattr(importlib.import_module(module), attribute)
+            self[key] = value
+        return value
+
+
+BUILTINS: dict[str, Any] = _Builtins(
+    {
+        "tools": ToolsService,
+        "openai": "harness.llm.openai_chat:OpenAIChat",
+        "agent": "harness.agent.service:AgentService",
+        "mcp-client": "harness.gateway:plugin",
+    }
+)

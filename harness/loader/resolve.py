@@ -28,7 +28,8 @@ from typing import Any
 
 import pluggy
 
-from ..errors import HarnessError
+from ..errors import HarnessError, PluginError
+from ..plugin import spec_of
 from .builtin import BUILTINS
 from .imports import local_closure
 from .modules import forget_modules, local_module_name, local_modules_in
@@ -84,6 +85,24 @@ class Resolver:
         self.warnings: list[str] = []
         self._resolvers_loaded = False
         self._stamps: dict[str, dict[Path, int]] = {}
+
+    def resolve_plugin(self, name: str, base: Path) -> Resolved:
+        """:meth:`resolve`, and what it finds must be a plugin, else ResolveError.
+
+        A module without ``apply`` (``name: harness``, or a plugin file whose apply was
+        removed) is refused here, as an entry problem: a reload to it keeps the old version.
+        """
+        found = self.resolve(name, base)
+        try:
+            spec_of(found.plugin)
+        except PluginError as exc:
+            source = found.source
+            if source is not None and source.is_dir():
+                source = source / "__init__.py"
+            where = (str(source), 1) if source is not None else None
+            detail = str(exc).split(" is not a plugin: ", 1)[-1]
+            raise ResolveError(f"{name} is not a plugin: {detail}", where) from None
+        return found
 
     def resolve(self, name: str, base: Path) -> Resolved:
         """Resolve ``name`` declared in a file in folder ``base``; raise ResolveError."""
@@ -191,7 +210,7 @@ class Resolver:
             raise ResolveError(
                 f"importing {module_name!r} failed: {exc}", source_location(exc)
             ) from exc
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt at import too
             raise ResolveError(
                 f"importing {module_name!r} failed: {type(exc).__name__}: {exc}",
                 source_location(exc),
@@ -227,7 +246,7 @@ def import_path(module_name: str, path: Path) -> types.ModuleType:
         sys.modules.pop(module_name, None)
         location = (exc.filename or str(file), exc.lineno or 0)
         raise ResolveError(f"syntax error in plugin: {exc.msg}", location) from exc
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt at import too
         sys.modules.pop(module_name, None)
         raise ResolveError(
             f"importing the plugin raised {type(exc).__name__}: {exc}", source_location(exc, path)

@@ -18,8 +18,7 @@ import itertools
 import json
 import logging
 import math
-from asyncio import _get_running_loop as _running_loop
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -30,9 +29,9 @@ import pydantic
 
 from ..errors import ToolArgsError, ToolConflict, ToolDefinitionError
 from ..service import Service, caller_aware
-from . import formats
+from . import formats, jsonvalue
 from .calls import Ask, Deny, ToolCall, ToolResult
-from .deadline import finish_by, run_with_deadline
+from .deadline import caller_cancelled, start
 from .define import OutputMismatch, ToolDefinition
 from .function import tool as tool_from_function
 from .render import RenderError, render
@@ -87,6 +86,7 @@ class ToolsService(Service):
         self._tools: dict[str, _Entry] = {}
         self._runtime = ctx._runtime
         self._bus = ctx._runtime.bus
+        self._layers = self._bus.layers  # a live view: read on every call, without the lookup
         self._seq = itertools.count()
         self._positions: Mapping[str, int] = {}
         self._order: builtins.list[str] | None = None
@@ -210,17 +210,18 @@ class ToolsService(Service):
 
     async def execute(self, call: ToolCall | Mapping[str, Any]) -> ToolResult:
         """Run one call through the pipeline. Never raises; failures are results."""
-        try:
-            call = ToolCall.of(call)
-        except TypeError as exc:
-            return ToolResult.failure(_as_call(call), "invalid_args", str(exc))
-        if anyio.current_effective_deadline() == -math.inf:
+        if type(call) is not ToolCall:
+            try:
+                call = ToolCall.of(call)
+            except TypeError as exc:
+                return ToolResult.failure(_as_call(call), "invalid_args", str(exc))
+        if caller_cancelled():
             # Called from a scope that is already cancelled: no stage runs, nothing starts.
             result = _cancelled(call, "before it started")
             if "tools/result" in self._bus.layers:
                 self._bus.emit("tools/result", call, result)
             return result
-        layers = self._bus.layers
+        layers = self._layers
         try:
             # Stages without listeners are skipped outright: the hot path pays only for
             # the stages somebody listens to.
@@ -247,8 +248,10 @@ class ToolsService(Service):
         except anyio.get_cancelled_exc_class():
             # The caller's scope stays cancelled: its next checkpoint raises again.
             result = _cancelled(call)
-        except Exception:
-            _log.exception("internal error while executing tool %r (call %s)", call.name, call.id)
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt from a listener too
+            _log.error(
+                "internal error while executing tool %r (call %s)", call.name, call.id, exc_info=exc
+            )
             result = ToolResult.failure(
                 call, "internal", f"Internal error while running tool {call.name}; see the host log"
             )
@@ -340,11 +343,15 @@ class ToolsService(Service):
         tool = entry.definition
         args = call.args
         try:
-            if isinstance(args, str | bytes):
+            if type(args) is not dict and isinstance(args, str | bytes):
                 try:
-                    args = json.loads(args)
-                except ValueError as exc:
+                    args = jsonvalue.loads(args)
+                except jsonvalue.NotJson as exc:
                     raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
+            else:
+                bad = jsonvalue.problem(args)
+                if bad is not None:
+                    raise ToolArgsError(f"arguments are not valid JSON: {bad}")
             body = tool.bind(args)
         except ToolArgsError as exc:
             return ToolResult.failure(
@@ -352,7 +359,8 @@ class ToolsService(Service):
             )
         timeout = tool.timeout if tool.timeout is not None else self.config.timeout
         try:
-            value, timed_out = await _invoke(tool, body, timeout)
+            started = _start(tool, body, timeout)
+            value, timed_out = started if isinstance(started, tuple) else await started
             if timed_out:
                 return ToolResult.failure(
                     call, "timeout", f"Tool {call.name} timed out after {timeout:g} seconds"
@@ -361,11 +369,18 @@ class ToolsService(Service):
             return ToolResult.failure(
                 call, "invalid_args", f"Invalid arguments for tool {call.name}: {exc}"
             )
+        except anyio.get_cancelled_exc_class():
+            raise
         except Exception as exc:
             _log.info("tool %r raised", call.name, exc_info=exc)
             return ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the tool's, not ours
+            return _contained(call, exc)
         try:
             canonical = tool.check_output(value)
+            bad = jsonvalue.problem(canonical)
+            if bad is not None:
+                raise OutputMismatch(f"the result is not valid JSON: {bad}")
             content = render(tool.render, canonical)
         except (OutputMismatch, RenderError) as exc:
             _log.warning("tool %r returned invalid output: %s", call.name, exc)
@@ -375,6 +390,10 @@ class ToolsService(Service):
         except Exception as exc:
             _log.info("rendering tool %r raised", call.name, exc_info=exc)
             return ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+        except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                raise
+            return _contained(call, exc)
         return ToolResult(call.id, call.name, canonical, content)
 
     async def _dispatch(
@@ -433,44 +452,51 @@ class ToolsService(Service):
             return False
 
 
-async def _invoke(
+def _start(
     tool: ToolDefinition, body: Callable[[], Any], seconds: float | None
-) -> tuple[Any, bool]:
-    """Run the body (a sync one in a worker thread); return ``(value, timed_out)``.
+) -> tuple[Any, bool] | Awaitable[tuple[Any, bool]]:
+    """Start the body; return ``(value, timed_out)``, or an awaitable of it.
 
-    No cancel scope is entered without a timeout, nor around an async body until it first
-    suspends (:mod:`.deadline`): entering one costs more than the rest of a quick call.
+    An async body's first step runs here, at once (:mod:`.deadline`): a body that returns
+    on it is done, with no cancel scope or timer armed and no further coroutine to await.
+    """
+    if tool.is_async:
+        return start(body(), seconds)
+    return _threaded(body, seconds)
+
+
+async def _threaded(body: Callable[[], Any], seconds: float | None) -> tuple[Any, bool]:
+    """Run a sync body in a worker thread.
+
     A sync body cannot be stopped: on timeout or cancellation the call stops waiting for
     its thread, whose late result is discarded.
     """
-    if tool.is_async:
-        coro = body()
-        if seconds is None:
-            return await coro, False
-        loop = _running_loop()
-        if loop is None:  # trio
-            return await run_with_deadline(coro, seconds)
-        # The first step runs eagerly; a deadline is armed only if the body suspends.
-        deadline = loop.time() + seconds
-        try:
-            waiting = coro.send(None)
-        except StopIteration as done:
-            return done.value, False
-        return await finish_by(coro, waiting, loop, deadline)
     if seconds is None:
-        return await _body(tool, body), False
+        return await _body(body), False
     with anyio.move_on_after(seconds) as scope:
-        return await _body(tool, body), False
+        return await _body(body), False
     return None, scope.cancelled_caught
 
 
-async def _body(tool: ToolDefinition, body: Callable[[], Any]) -> Any:
-    if tool.is_async:
-        return await body()
+async def _body(body: Callable[[], Any]) -> Any:
     value = await anyio.to_thread.run_sync(body, abandon_on_cancel=True)
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+def _contained(call: ToolCall, exc: BaseException) -> ToolResult:
+    """A BaseException a tool raised (SystemExit, KeyboardInterrupt, ...) as a tool_error.
+
+    Only the host's own signal handling stops the host; a tool cannot, by raising.
+    """
+    _log.warning("tool %r raised %s; contained", call.name, type(exc).__name__, exc_info=exc)
+    detail = str(exc)
+    return ToolResult.failure(
+        call,
+        "tool_error",
+        f"Tool {call.name} raised {type(exc).__name__}" + (f": {detail}" if detail else ""),
+    )
 
 
 def _cancelled(call: ToolCall, when: str = "") -> ToolResult:
