@@ -3,6 +3,7 @@
 - harness: ``ctx.tools.execute`` with an empty pipeline, and with three pass-through
   listeners (one per stage);
 - pydantic-ai: ``ToolManager.handle_call`` over a ``FunctionToolset``;
+- OpenAI Agents SDK: ``FunctionTool.on_invoke_tool`` with one reused ``ToolContext``;
 - MCP Python SDK: ``MCPServer.call_tool`` in process (no transport).
 
 Each tool is the same async function body. Results are µs per call, interleaved rounds.
@@ -56,6 +57,22 @@ async def peers() -> dict[str, Any]:
         )
     except ImportError as exc:
         print(f"  (pydantic-ai not installed: {exc})")
+    try:
+        from agents import function_tool
+        from agents.tool_context import ToolContext
+
+        @function_tool
+        async def add_agents(a: float, b: float) -> float:
+            """Add two numbers."""
+            return a + b
+
+        raw = '{"a": 1, "b": 2}'
+        reused = ToolContext(None, tool_name="add", tool_call_id="1", tool_arguments=raw)
+        calls["openai-agents FunctionTool, reused context"] = lambda: add_agents.on_invoke_tool(
+            reused, raw
+        )
+    except ImportError as exc:
+        print(f"  (openai-agents not installed: {exc})")
     try:
         from mcp.server.mcpserver import MCPServer
 

@@ -299,7 +299,8 @@ def _string(value: Any) -> list[Issue] | None:
 
 
 def _number(value: Any) -> list[Issue] | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    kind = type(value)
+    if kind is float or kind is int or (isinstance(value, int | float) and kind is not bool):
         return None
     return [("", f"expected number, got {json_type(value)}")]
 

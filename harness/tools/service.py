@@ -18,6 +18,7 @@ import itertools
 import json
 import logging
 import math
+from asyncio import _get_running_loop as _running_loop
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -29,8 +30,9 @@ import pydantic
 
 from ..errors import ToolArgsError, ToolConflict, ToolDefinitionError
 from ..service import Service, caller_aware
-from . import formats
+from . import formats, jsonvalue
 from .calls import Ask, Deny, ToolCall, ToolResult
+from .deadline import finish_by, run_with_deadline
 from .define import OutputMismatch, ToolDefinition
 from .function import tool as tool_from_function
 from .render import RenderError, render
@@ -245,8 +247,10 @@ class ToolsService(Service):
         except anyio.get_cancelled_exc_class():
             # The caller's scope stays cancelled: its next checkpoint raises again.
             result = _cancelled(call)
-        except Exception:
-            _log.exception("internal error while executing tool %r (call %s)", call.name, call.id)
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt from a listener too
+            _log.error(
+                "internal error while executing tool %r (call %s)", call.name, call.id, exc_info=exc
+            )
             result = ToolResult.failure(
                 call, "internal", f"Internal error while running tool {call.name}; see the host log"
             )
@@ -340,9 +344,13 @@ class ToolsService(Service):
         try:
             if isinstance(args, str | bytes):
                 try:
-                    args = json.loads(args)
-                except ValueError as exc:
+                    args = jsonvalue.loads(args)
+                except jsonvalue.NotJson as exc:
                     raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
+            else:
+                bad = jsonvalue.problem(args)
+                if bad is not None:
+                    raise ToolArgsError(f"arguments are not valid JSON: {bad}")
             body = tool.bind(args)
         except ToolArgsError as exc:
             return ToolResult.failure(
@@ -359,11 +367,18 @@ class ToolsService(Service):
             return ToolResult.failure(
                 call, "invalid_args", f"Invalid arguments for tool {call.name}: {exc}"
             )
+        except anyio.get_cancelled_exc_class():
+            raise
         except Exception as exc:
             _log.info("tool %r raised", call.name, exc_info=exc)
             return ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the tool's, not ours
+            return _contained(call, exc)
         try:
             canonical = tool.check_output(value)
+            bad = jsonvalue.problem(canonical)
+            if bad is not None:
+                raise OutputMismatch(f"the result is not valid JSON: {bad}")
             content = render(tool.render, canonical)
         except (OutputMismatch, RenderError) as exc:
             _log.warning("tool %r returned invalid output: %s", call.name, exc)
@@ -373,6 +388,10 @@ class ToolsService(Service):
         except Exception as exc:
             _log.info("rendering tool %r raised", call.name, exc_info=exc)
             return ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+        except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                raise
+            return _contained(call, exc)
         return ToolResult(call.id, call.name, canonical, content)
 
     async def _dispatch(
@@ -436,10 +455,25 @@ async def _invoke(
 ) -> tuple[Any, bool]:
     """Run the body (a sync one in a worker thread); return ``(value, timed_out)``.
 
-    No cancel scope is entered without a timeout: entering one costs more than the rest
-    of a quick call. A sync body cannot be stopped: on timeout or cancellation the call
-    stops waiting for its thread, whose late result is discarded.
+    No cancel scope is entered without a timeout, nor around an async body until it first
+    suspends (:mod:`.deadline`): entering one costs more than the rest of a quick call.
+    A sync body cannot be stopped: on timeout or cancellation the call stops waiting for
+    its thread, whose late result is discarded.
     """
+    if tool.is_async:
+        coro = body()
+        if seconds is None:
+            return await coro, False
+        loop = _running_loop()
+        if loop is None:  # trio
+            return await run_with_deadline(coro, seconds)
+        # The first step runs eagerly; a deadline is armed only if the body suspends.
+        deadline = loop.time() + seconds
+        try:
+            waiting = coro.send(None)
+        except StopIteration as done:
+            return done.value, False
+        return await finish_by(coro, waiting, loop, deadline)
     if seconds is None:
         return await _body(tool, body), False
     with anyio.move_on_after(seconds) as scope:
@@ -454,6 +488,20 @@ async def _body(tool: ToolDefinition, body: Callable[[], Any]) -> Any:
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+def _contained(call: ToolCall, exc: BaseException) -> ToolResult:
+    """A BaseException a tool raised (SystemExit, KeyboardInterrupt, ...) as a tool_error.
+
+    Only the host's own signal handling stops the host; a tool cannot, by raising.
+    """
+    _log.warning("tool %r raised %s; contained", call.name, type(exc).__name__, exc_info=exc)
+    detail = str(exc)
+    return ToolResult.failure(
+        call,
+        "tool_error",
+        f"Tool {call.name} raised {type(exc).__name__}" + (f": {detail}" if detail else ""),
+    )
 
 
 def _cancelled(call: ToolCall, when: str = "") -> ToolResult:
