@@ -190,12 +190,12 @@ def _int_stays_int(value: Any, handler: pydantic.ValidatorFunctionWrapHandler) -
 
 
 def _int_dumped_as_int(value: Any, handler: pydantic.SerializerFunctionWrapHandler) -> Any:
-    return value if type(value) is int else handler(value)
+    return value  # dumped as int | float: an int stays an int, NaN and inf reach the JSON check
 
 
 _NUMBER_KEEPING_INTS = (
     pydantic.WrapValidator(_int_stays_int),
-    pydantic.WrapSerializer(_int_dumped_as_int),
+    pydantic.WrapSerializer(_int_dumped_as_int, return_type=int | float),
 )
 
 

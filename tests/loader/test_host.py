@@ -232,7 +232,7 @@ async def test_tools_keep_their_entrys_place_across_disable_enable_and_reload(
         await host.reload()
         assert host.tools.list() == ["one", "two", "three"]
         assert [s["name"] for s in host.tools.schemas("mcp")] == ["one", "two", "three"]
-        await host.reload_files({tmp_path / "plugins" / "one.py"})  # a hot reload of one
+        await host.reload_entries(["one"])  # a hot reload of one
         assert host.tools.list() == ["one", "two", "three"]
         path.write_text(body(order=("three", "one", "group")))  # the file decides
         await host.reload()
