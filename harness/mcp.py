@@ -192,7 +192,7 @@ class McpSurface:
             return types.InputRequiredResult(
                 input_requests={APPROVAL_KEY: state.pending}, request_state=call.id
             )
-        return to_mcp_result(result, self.tools)
+        return to_mcp_result(result)
 
     # -- notifications ---------------------------------------------------------------------
 
@@ -293,7 +293,7 @@ class McpSurface:
                 server.should_exit = True
 
 
-def to_mcp_result(result: ToolResult, tools: ToolsService) -> types.CallToolResult:
+def to_mcp_result(result: ToolResult) -> types.CallToolResult:
     """A ToolResult as MCP's CallToolResult."""
     if not result.ok:
         message = result.error or "the tool call failed"

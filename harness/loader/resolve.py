@@ -29,7 +29,7 @@ from typing import Any
 import pluggy
 
 from ..errors import HarnessError, PluginError
-from ..plugin import describe
+from ..plugin import spec_of
 from .builtin import BUILTINS
 from .imports import local_closure
 from .modules import forget_modules, local_module_name, local_modules_in
@@ -94,7 +94,7 @@ class Resolver:
         """
         found = self.resolve(name, base)
         try:
-            describe(found.plugin)
+            spec_of(found.plugin)
         except PluginError as exc:
             source = found.source
             if source is not None and source.is_dir():

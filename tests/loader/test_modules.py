@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.loader.modules import Stash, local_module_name
 from harness.loader.resolve import Resolver
 
-from .conftest import write
+from ..helpers import write
 
 
 def test_same_file_names_in_two_folders_do_not_collide(tmp_path: Path) -> None:

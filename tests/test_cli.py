@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import HARNESS, entries, run_harness, tool_plugin, write
+from .helpers import HARNESS, entries, run_harness, tool_plugin, write
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A folder with three tool plugins and nothing else."""
+    for name in ("alpha", "beta", "gamma"):
+        tool_plugin(tmp_path / "plugins" / f"{name}.py", name)
+    return tmp_path
 
 
 def test_every_name_resolution_kind(project: Path) -> None:
