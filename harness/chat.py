@@ -1,0 +1,380 @@
+"""``harness chat`` and ``harness sessions``: the agent in a terminal.
+
+``harness chat`` streams the model's text, shows one card per tool call (name, status,
+arguments, duration, the rendered blocks), asks for approvals inline (once, for the session,
+always, deny), and cancels the running turn on Ctrl-C (a second Ctrl-C, or one while no turn
+runs, exits). ``-m TEXT`` runs one turn and exits (1 when it ended in error or was
+cancelled); ``--session ID`` resumes a session; ``--yes`` approves every request once.
+``harness sessions`` lists the sessions of the config's agent without starting a model.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from .errors import HarnessError
+from .host import Host
+from .loader.config import read_config
+from .tools.approval import show_args, visible
+
+CHOICES = {
+    "o": "allow_once",
+    "s": "allow_session",
+    "a": "allow_always",
+    "d": "deny",
+}
+STATUS_STYLE = {
+    "done": "green",
+    "error": "red",
+    "denied": "yellow",
+    "cancelled": "yellow",
+    "timeout": "red",
+}
+
+
+class Options(Protocol):
+    @property
+    def config_path(self) -> Path: ...
+
+    patches: list[str]
+    overrides: list[str]
+    debug: bool
+
+    def host(self, **kwargs: Any) -> Host: ...
+
+
+class ChatError(HarnessError):
+    """Raised when ``harness chat`` cannot start (no agent in the config, say)."""
+
+
+class _Lines:
+    """Lines from standard input, read by one daemon thread shared by all prompts.
+
+    A daemon thread, not a worker thread: a read blocked on the terminal must not keep the
+    process from exiting after Ctrl-C.
+    """
+
+    def __init__(self) -> None:
+        self.send, self.receive = anyio.create_memory_object_stream[str | None](64)
+
+    def start(self) -> None:
+        token = anyio.lowlevel.current_token()
+
+        def read() -> None:
+            while True:
+                try:
+                    line = sys.stdin.readline()
+                except (OSError, ValueError):
+                    line = ""
+                try:
+                    anyio.from_thread.run_sync(self.send.send_nowait, line or None, token=token)
+                except Exception:  # the loop is gone, or nobody reads: stop
+                    return
+                if not line:
+                    return
+
+        threading.Thread(target=read, name="harness-chat-input", daemon=True).start()
+
+    async def read(self) -> str | None:
+        try:
+            return await self.receive.receive()
+        except anyio.EndOfStream:
+            return None
+
+
+class Chat:
+    """One terminal conversation."""
+
+    def __init__(self, host: Host, console: Console, yes: bool, interactive: bool) -> None:
+        self.host = host
+        self.console = console
+        self.yes = yes
+        self.interactive = interactive
+        self.lines = _Lines()
+        self.session: Any = None
+        self.turn_running = False
+        self.interrupted = False
+        self.quit = anyio.Event()
+        self._streaming = False
+        self._calls: dict[str, dict[str, Any]] = {}
+
+    # -- output ----------------------------------------------------------------------------
+
+    def show(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        out = self.console
+        if kind == "assistant/delta":
+            if not self._streaming:
+                out.print("[bold cyan]assistant>[/] ", end="")
+                self._streaming = True
+            out.print(event["text"], end="", markup=False, highlight=False, soft_wrap=True)
+        elif kind == "assistant/message":
+            self._end_stream()
+        elif kind == "tool/call":
+            self._calls[event["id"]] = event
+            out.print(
+                Text.assemble(
+                    ("  ▸ ", "dim"),
+                    (visible(event["name"]), "bold"),
+                    (f" {show_args(event['args'])}", "dim"),
+                    (" running", "blue"),
+                ),
+                soft_wrap=True,
+            )
+        elif kind == "tool/result":
+            out.print(self.card(event))
+        elif kind == "approval/decided":
+            style = "green" if event["decision"] != "deny" else "yellow"
+            why = f": {visible(event['reason'])}" if event.get("reason") else ""
+            out.print(f"  [{style}]{event['decision']}[/]{why}", highlight=False)
+        elif kind == "turn/end":
+            self._end_stream()
+            reason = event["reason"]
+            if reason == "error":
+                out.print(f"[red]error:[/] {visible(str(event['error']))}", highlight=False)
+            elif reason == "cancelled":
+                out.print("[yellow]turn cancelled[/]")
+            elif reason == "max_steps":
+                out.print("[yellow]the turn reached max_steps and was wrapped up[/]")
+
+    def _end_stream(self) -> None:
+        if self._streaming:
+            self.console.print()
+            self._streaming = False
+
+    def card(self, event: dict[str, Any]) -> Panel:
+        result = event["result"]
+        call = self._calls.get(event["id"], {})
+        code = result.get("code")
+        status = (
+            "done"
+            if code is None
+            else (code if code in ("denied", "cancelled", "timeout") else "error")
+        )
+        title = Text.assemble(
+            (visible(str(result.get("name"))), "bold"),
+            " · ",
+            (status, STATUS_STYLE.get(status, "red")),
+            f" · {event.get('duration_ms', 0):.0f} ms",
+        )
+        parts: list[Any] = [Text(f"args: {show_args(call.get('args', {}))}", style="dim")]
+        for block in result.get("content") or []:
+            if block.get("type") == "text":
+                parts.append(Text(visible_block(str(block.get("text", "")))))
+            else:
+                parts.append(Text(f"[{block.get('type')} block]", style="dim"))
+        if code is not None and result.get("error") and not result.get("content"):
+            parts.append(Text(visible(str(result["error"])), style="red"))
+        return Panel(Group(*parts), title=title, title_align="left", expand=False)
+
+    # -- approvals -------------------------------------------------------------------------
+
+    async def approve(self, event: dict[str, Any]) -> None:
+        broker = self.host.ctx.approval
+        self._end_stream()
+        self.console.print(
+            Panel(
+                Group(
+                    Text(visible(str(event.get("reason", "")))),
+                    Text(f"args: {show_args(event.get('args'))}"),
+                ),
+                title=Text.assemble(
+                    ("approval needed: ", "yellow"), (visible(event["name"]), "bold")
+                ),
+                title_align="left",
+                expand=False,
+            )
+        )
+        if self.yes:
+            broker.answer(event["id"], "allow_once", "approved with --yes")
+            return
+        if not self.interactive:
+            broker.answer(event["id"], "deny", "no terminal to ask; run harness chat with --yes")
+            return
+        while True:
+            self.console.print(
+                "[bold]allow \\[o]nce, for this \\[s]ession, \\[a]lways, or \\[d]eny?[/] ", end=""
+            )
+            line = await self.lines.read()
+            if line is None:
+                broker.answer(event["id"], "deny", "no answer (end of input)")
+                return
+            choice = line.strip().lower()[:1]
+            if choice in CHOICES:
+                reason = None
+                if choice == "d":
+                    self.console.print("[bold]reason (optional):[/] ", end="")
+                    reason = ((await self.lines.read()) or "").strip() or None
+                try:
+                    broker.answer(event["id"], CHOICES[choice], reason)
+                except HarnessError as exc:
+                    self.console.print(f"[red]{type(exc).__name__}:[/] {exc}", highlight=False)
+                    continue
+                return
+
+    # -- turns -----------------------------------------------------------------------------
+
+    async def turn(self, text: str) -> str:
+        """Run one turn; return how it ended."""
+        self.turn_running = True
+        self.interrupted = False
+        reason = "error"
+        try:
+            async with anyio.create_task_group() as group:
+                async for event in self.session.send(text):
+                    self.show(event)
+                    if event["type"] == "approval/request":
+                        group.start_soon(self.approve, event)
+                    elif event["type"] == "turn/end":
+                        reason = event["reason"]
+                group.cancel_scope.cancel()  # an approval prompt left open
+        finally:
+            self.turn_running = False
+        return str(reason)
+
+    async def on_signals(self, signals: Any, stop: Callable[[], None]) -> None:
+        async for _ in signals:
+            if self.turn_running and not self.interrupted:
+                self.interrupted = True
+                self.console.print("\n[yellow]cancelling the turn (Ctrl-C again to exit)[/]")
+                self.session.cancel()
+            else:
+                self.console.print()
+                stop()
+                return
+
+
+def visible_block(text: str) -> str:
+    """A rendered text block with hidden characters made visible, line breaks kept."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
+async def _chat(
+    options: Options, message: str | None, session_id: str | None, yes: bool, watch: bool
+) -> int:
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    interactive = sys.stdin.isatty()
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async with options.host(watch=watch) as host:
+            agent = host.ctx.get("agent")
+            if agent is None:
+                problems = [str(p) for p in host.problems()]
+                raise ChatError(
+                    "no agent is running: add an entry `name: harness:agent` and a model "
+                    "(`name: harness:openai`) to "
+                    + str(options.config_path)
+                    + "".join(f"\n  problem: {p}" for p in problems)
+                )
+            broker = host.ctx.get("approval")
+            if broker is not None and hasattr(broker, "config_file"):
+                broker.config_file = options.config_path.absolute()
+            chat = Chat(host, console, yes, interactive)
+            chat.session = agent.session(session_id)
+            if session_id:
+                turns = sum(1 for e in chat.session.events if e["type"] == "turn/start")
+                err.print(f"resumed session {session_id} ({turns} turns)")
+            else:
+                err.print(f"session {chat.session.id}")
+            code = 0
+            async with anyio.create_task_group() as group:
+                group.start_soon(chat.on_signals, signals, group.cancel_scope.cancel)
+                chat.lines.start()
+                if message is not None:
+                    reason = await chat.turn(message)
+                    code = 0 if reason in ("done", "max_steps") else 1
+                else:
+                    await _repl(chat)
+                group.cancel_scope.cancel()
+            return code
+
+
+async def _repl(chat: Chat) -> None:
+    chat.console.print("[dim]type a message; Ctrl-C cancels a turn, Ctrl-D or /exit quits[/]")
+    while True:
+        chat.console.print("[bold green]you>[/] ", end="")
+        line = await chat.lines.read()
+        if line is None or line.strip() in ("/exit", "/quit"):
+            chat.console.print()
+            return
+        if line.strip():
+            await chat.turn(line.rstrip("\n"))
+
+
+def run_chat(
+    options: Options, message: str | None, session_id: str | None, yes: bool, watch: bool
+) -> int:
+    """``harness chat``; the exit code."""
+    return anyio.run(_chat, options, message, session_id, yes, watch)
+
+
+# -- harness sessions ------------------------------------------------------------------------
+
+
+def _store(options: Options) -> Any:
+    from .agent.log import SessionStore
+
+    loaded = read_config(
+        options.config_path, [Path(p) for p in options.patches], options.overrides, lenient=True
+    )
+    for plan in loaded.plans:
+        if plan.name == "harness:agent" and plan.enabled:
+            config = plan.config if isinstance(plan.config, dict) else {}
+            folder = config.get("sessions", "./.harness/sessions")
+            if folder is None:
+                raise ChatError(
+                    f"the agent entry {plan.id!r} keeps its sessions in memory (sessions: null)"
+                )
+            return SessionStore(loaded.file.parent / str(folder))
+    raise ChatError(f"{options.config_path} has no enabled entry `name: harness:agent`")
+
+
+def list_sessions(options: Options, as_json: bool) -> None:
+    """``harness sessions``."""
+    from .agent.service import summary
+
+    store = _store(options)
+    listed = [summary(i, store.load(i)[0]) for i in store.ids()]
+    listed.sort(key=lambda item: item["updated"] or "", reverse=True)
+    if as_json:
+        print(json.dumps(listed, indent=2, ensure_ascii=False))
+        return
+    table = Table("title", "turns", "updated")
+    table.add_column("id", no_wrap=True)
+    table.columns.insert(0, table.columns.pop())
+    for item in listed:
+        table.add_row(item["id"], visible(item["title"]), str(item["turns"]), item["updated"] or "")
+    Console().print(table)
+
+
+def show_session(options: Options, session_id: str, as_json: bool) -> None:
+    """``harness sessions show ID``."""
+    events, _ = _store(options).load(session_id)
+    if as_json:
+        print(json.dumps(events, indent=2, ensure_ascii=False))
+        return
+    console = Console(highlight=False)
+    chat = Chat.__new__(Chat)
+    chat.console, chat._streaming, chat._calls = console, False, {}
+    for event in events:
+        kind = event["type"]
+        if kind == "turn/start":
+            console.print(f"[bold green]you>[/] {visible(str(event.get('input', '')))}")
+        elif kind == "assistant/message" and event.get("text"):
+            console.print(f"[bold cyan]assistant>[/] {visible_block(str(event['text']))}")
+        elif kind in ("tool/call", "tool/result", "approval/decided", "turn/end"):
+            chat.show(event)

@@ -1,0 +1,252 @@
+"""harness chat and harness sessions, on the real executable (a pseudo-terminal for the chat)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import subprocess
+import sys
+import termios
+import threading
+import time
+from pathlib import Path
+
+from harness.testing import Fault, Reply, Rule, ScriptedServer, call
+
+from .conftest import PLUGINS, git_repo, write
+
+HARNESS = str(Path(sys.executable).parent / "harness")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+CONFIG = """
+insert:
+  - id: git_log_reader
+    name: {plugins}/git_log_reader.py
+  - id: policy
+    name: {plugins}/policy.py
+    config:
+      rules:
+        git_log_reader: ask   # ask before reading history
+  - id: model
+    name: harness:openai
+    config: {{model: scripted, base_url: "{url}", retry_backoff: 0.01}}
+  - id: agent
+    name: harness:agent
+"""
+
+
+def rules(repo: Path) -> list[Rule]:
+    return [
+        Rule(
+            Reply.calls(call("git_log_reader", {"repoPath": str(repo)}), text="Let me look."),
+            user="commits",
+        ),
+        Rule(Reply.say("Three commits, the latest fixes dates."), tool="git_log_reader"),
+        Rule(
+            Reply.say("a slow answer that never ends"),
+            user="slow",
+            faults=[Fault.stall(60, after_chunks=2)] * 3,
+        ),
+        Rule(Reply.say("Paris."), user="capital"),
+    ]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    env.update(TERM="xterm", COLUMNS="100", LINES="40")
+    return env
+
+
+class Terminal:
+    """``harness chat`` on a pseudo-terminal that is its controlling terminal."""
+
+    def __init__(self, args: list[str], cwd: Path) -> None:
+        master, slave = os.openpty()
+        self.master = master
+
+        def controlling_terminal() -> None:
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen(
+            [HARNESS, *args],
+            cwd=cwd,
+            env=environment(),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            preexec_fn=controlling_terminal,
+            close_fds=True,
+        )
+        os.close(slave)
+        self.output = ""
+        self.changed = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = os.read(self.master, 4096)
+            except OSError:
+                data = b""
+            with self.changed:
+                if not data:
+                    self.changed.notify_all()
+                    return
+                self.output += ANSI.sub("", data.decode("utf-8", "replace"))
+                self.changed.notify_all()
+
+    def expect(self, text: str, after: int = 0, timeout: float = 30) -> int:
+        """Wait until ``text`` appears past offset ``after``; return the offset after it."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while (at := self.output.find(text, after)) < 0:
+                left = deadline - time.monotonic()
+                if left <= 0 or (not self.reader.is_alive()):
+                    raise AssertionError(
+                        f"{text!r} did not appear; the terminal shows:\n" + self.output[after:]
+                    )
+                self.changed.wait(left)
+        return at + len(text)
+
+    def send(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(30)
+        finally:
+            os.close(self.master)
+
+
+def test_chat_in_a_terminal_approvals_cancel_and_exit(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo", ["init", "add parser", "fix: parse dates"])
+    with ScriptedServer(rules(repo)) as server:
+        config = write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
+        term = Terminal(["-c", str(config), "chat"], tmp_path)
+        try:
+            at = term.expect("you>")
+            term.send("show me the recent commits\r")
+            at = term.expect("approval needed: git_log_reader", at)
+            at = term.expect("[d]eny?", at)
+            term.send("o\r")
+            at = term.expect("git_log_reader · done", at)
+            at = term.expect("fix: parse dates", at)
+            at = term.expect("assistant> Three commits, the latest fixes dates.", at)
+            at = term.expect("you>", at)
+            term.send("a slow question\r")
+            at = term.expect("assistant> a sl", at)
+            term.send("\x03")  # Ctrl-C: cancels the turn
+            at = term.expect("turn cancelled", at)
+            at = term.expect("you>", at)
+            term.send("the capital of France?\r")
+            at = term.expect("assistant> Paris.", at)
+            at = term.expect("you>", at)
+            term.send("\x04")  # Ctrl-D: exits
+            assert term.close() == 0
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+    session = next((tmp_path / ".harness" / "sessions").glob("*.jsonl"))
+    events = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [e["reason"] for e in events if e["type"] == "turn/end"] == ["done", "cancelled", "done"]
+    assert [e["decision"] for e in events if e["type"] == "approval/decided"] == ["allow_once"]
+
+
+def test_a_second_ctrl_c_exits(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo", ["init"])
+    with ScriptedServer(rules(repo)) as server:
+        config = write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
+        term = Terminal(["-c", str(config), "chat"], tmp_path)
+        try:
+            at = term.expect("you>")
+            term.send("slow\r")
+            at = term.expect("assistant> a sl", at)
+            term.send("\x03")
+            at = term.expect("cancelling the turn", at)
+            term.send("\x03")
+            assert term.close() == 0
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [HARNESS, *args],
+        cwd=cwd,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_one_message_with_yes_then_sessions_list_and_show(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo", ["init", "fix: parse dates"])
+    with ScriptedServer(rules(repo)) as server:
+        write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
+        done = run("chat", "-m", "recent commits please", "--yes", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "git_log_reader · done" in done.stdout
+        assert "fix: parse dates" in done.stdout
+        assert "Three commits, the latest fixes dates." in done.stdout
+        session_id = done.stderr.split("session ", 1)[1].split()[0]
+
+        again = run("chat", "--session", session_id, "-m", "the capital?", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        assert f"resumed session {session_id} (1 turns)" in again.stderr
+        assert "Paris." in again.stdout
+        history = server.requests[-1]["messages"]
+        assert [m["role"] for m in history] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+        ]
+
+    listed = run("sessions", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    [item] = json.loads(listed.stdout)
+    assert (item["id"], item["title"], item["turns"]) == (session_id, "recent commits please", 2)
+    shown = run("sessions", "show", session_id, "--json", cwd=tmp_path)
+    events = json.loads(shown.stdout)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    text = run("sessions", "show", session_id, cwd=tmp_path)
+    assert "you> recent commits please" in text.stdout
+    assert "git_log_reader · done" in text.stdout
+    missing = run("sessions", "show", "nope", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("SessionNotFound: no session 'nope' in ")
+
+
+def test_without_a_terminal_and_without_yes_approvals_are_denied(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo", ["init"])
+    with ScriptedServer(rules(repo)) as server:
+        write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
+        done = run("chat", "-m", "recent commits", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "deny: no terminal to ask; run harness chat with --yes" in done.stdout
+    assert "git_log_reader · denied" in done.stdout
+
+
+def test_an_unreachable_model_is_an_error_turn_not_a_traceback(tmp_path: Path) -> None:
+    write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url="http://127.0.0.1:9/v1"))
+    done = run("chat", "-m", "hello", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "error: cannot reach the model server at http://127.0.0.1:9/v1" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_chat_without_an_agent_says_what_to_add(tmp_path: Path) -> None:
+    write(tmp_path / "cordis.yml", f"insert:\n  - id: echo\n    name: {PLUGINS}/echo.py\n")
+    done = run("chat", "-m", "hello", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("ChatError: no agent is running: add an entry")
