@@ -34,7 +34,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml") as host:
+    async with Host(ROOT / "cordis.yml", overrides=["files.enabled=true"]) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served
@@ -133,7 +133,7 @@ async def test_a_replayed_state_approves_nothing(surface: McpSurface, workspace:
     assert not (workspace / "once.txt").exists()
 
 
-@pytest.mark.parametrize("edit", ["flip", "forged", "garbage"])
+@pytest.mark.parametrize("edit", ["flip", "first", "forged", "garbage"])
 async def test_an_edited_state_approves_nothing(
     surface: McpSurface, workspace: Path, edit: str
 ) -> None:
@@ -144,7 +144,11 @@ async def test_an_edited_state_approves_nothing(
         assert state is not None
         if edit == "flip":
             version, body, mac = state.split(".")
+            # The last character: its low bits are padding a lax decoder would ignore.
             state = f"{version}.{body}.{mac[:-1]}{'A' if mac[-1] != 'A' else 'B'}"
+        elif edit == "first":
+            version, body, mac = state.split(".")
+            state = f"{version}.{body}.{'A' if mac[0] != 'A' else 'B'}{mac[1:]}"
         elif edit == "forged":
             state = surface.seal.seal(ToolCall("1", "write_text_file", args)) + "x"
         else:
