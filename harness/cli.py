@@ -154,6 +154,7 @@ def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
     help="Serve the tools over MCP: streamable HTTP at /mcp, stdio, or not at all.",
 )
 @mcp_options
+@click.option("--no-web", is_flag=True, help="Do not serve the web console at / (HTTP only).")
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -163,11 +164,13 @@ def run(
     bind: str,
     port: int,
     token: str | None,
+    no_web: bool,
     **shared: Any,
 ) -> None:
     """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
     options = _options(ctx, **shared)
-    anyio.run(_run, options, not no_watch, Serving(transport, bind, port, token), True)
+    serving = Serving(transport, bind, port, token, web=not no_web)
+    anyio.run(_run, options, not no_watch, serving, True)
 
 
 @cli.command(name="mcp")
@@ -188,6 +191,8 @@ class Serving:
     bind: str = "127.0.0.1"
     port: int = 8765
     token: str | None = None
+    web: bool = False
+    """Serve the web console beside /mcp (HTTP only)."""
 
 
 async def _run(options: Options, watch: bool, serving: Serving, table: bool) -> None:
@@ -207,22 +212,38 @@ async def _run(options: Options, watch: bool, serving: Serving, table: bool) -> 
                 )
                 for problem in host.problems():
                     err.print(f"[yellow]problem[/]: {problem}", highlight=False)
+            console = None
+            if serving.transport == "http" and serving.web:
+                from .web import WebConsole
+
+                console = WebConsole(host)
+                console.attach()  # before MCP's: approvals from the page are asked there
             surface = McpSurface(host.ctx)
             surface.attach()
             async with anyio.create_task_group() as group:
 
                 async def stop_on_signal() -> None:
                     async for _ in signals:
+                        if console is not None:
+                            console.hub.drop_streams()  # open pages must not hold the exit
                         group.cancel_scope.cancel()
                         return
 
                 def ready(url: str) -> None:
                     err.print(f"serving MCP at {url}", highlight=False)
+                    if console is not None:
+                        page = url.removesuffix("mcp")
+                        if serving.token:
+                            page += f"?token={serving.token}"
+                        err.print(f"web console at {page}", highlight=False)
 
                 group.start_soon(stop_on_signal)
                 if serving.transport == "http":
+                    wrap = console.wrapper(serving.bind, serving.token) if console else None
                     group.start_soon(
-                        lambda: surface.serve_http(serving.bind, serving.port, serving.token, ready)
+                        lambda: surface.serve_http(
+                            serving.bind, serving.port, serving.token, ready, wrap
+                        )
                     )
                 elif serving.transport == "stdio":
 
