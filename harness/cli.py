@@ -1,4 +1,5 @@
-"""The ``harness`` command line: thin, it parses, calls :class:`~harness.host.Host`, prints.
+"""The ``harness`` command line: thin, it parses, calls :class:`~harness.host.Host` or
+:mod:`harness.serving`, prints.
 
 Exit codes: 0 success; 1 a failed check or a failed tool call; 2 a usage error or a config
 that cannot be read at all (``check`` reports those as problems and exits 1). Errors print
@@ -7,14 +8,12 @@ as ``TypeName: message`` on stderr, with a traceback only under ``--debug``.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import os
-import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -28,9 +27,10 @@ from .errors import ConfigError, HarnessError
 from .host import EntryStatus, Host
 from .loader.problems import Problem
 from .loader.writeback import UnknownEntry, set_enabled
-from .reference import tools_markdown
+from .serving import CliApproval, Serving, configure_logging, serve, status_table
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import FORMATS
+from .tools.reference import tools_markdown
 
 EXAMPLES = """
 \b
@@ -106,7 +106,7 @@ def _options(
     local = Options(config, list(patches), list(overrides), debug)
     base = ctx.find_root().obj if isinstance(ctx.find_root().obj, Options) else Options()
     options = base.merged(local)
-    _configure_logging(options.debug)
+    configure_logging(options.debug)
     return options
 
 
@@ -170,7 +170,9 @@ def run(
     """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
     options = _options(ctx, **shared)
     serving = Serving(transport, bind, port, token, web=not no_web)
-    anyio.run(_run, options, not no_watch, serving, True)
+    anyio.run(
+        partial(serve, options.host(watch=not no_watch), serving, table=True, debug=options.debug)
+    )
 
 
 @cli.command(name="mcp")
@@ -180,86 +182,8 @@ def run(
 def mcp_command(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
     """Serve the tools over MCP on stdin/stdout (for MCP client configs)."""
     options = _options(ctx, **shared)
-    anyio.run(_run, options, not no_watch, Serving("stdio"), False)
-
-
-@dataclass(frozen=True)
-class Serving:
-    """How ``run`` serves MCP."""
-
-    transport: str = "none"
-    bind: str = "127.0.0.1"
-    port: int = 8765
-    token: str | None = None
-    web: bool = False
-    """Serve the web console beside /mcp (HTTP only)."""
-
-
-async def _run(options: Options, watch: bool, serving: Serving, table: bool) -> None:
-    from .mcp import McpSurface, check_bind
-
-    if serving.transport == "http":
-        check_bind(serving.bind, serving.token)  # before loading anything
-    if not options.debug:
-        logging.getLogger("harness.reload").setLevel(logging.INFO)  # say what each reload did
-    err = Console(stderr=True)
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with options.host(watch=watch) as host:
-            if table:
-                # with MCP on stdio, stdout belongs to the protocol
-                Console(stderr=serving.transport == "stdio").print(
-                    _status_table(host.status(), with_tools=True)
-                )
-                for problem in host.problems():
-                    err.print(f"[yellow]problem[/]: {problem}", highlight=False)
-            console = None
-            if serving.transport == "http" and serving.web:
-                from .web import WebConsole
-
-                console = WebConsole(host)
-                console.attach()  # before MCP's: approvals from the page are asked there
-            surface = McpSurface(host.ctx)
-            surface.attach()
-            async with anyio.create_task_group() as group:
-
-                async def stop_on_signal() -> None:
-                    async for _ in signals:
-                        if console is not None:
-                            console.hub.drop_streams()  # open pages must not hold the exit
-                        group.cancel_scope.cancel()
-                        return
-
-                def ready(url: str) -> None:
-                    err.print(f"serving MCP at {url}", highlight=False)
-                    if console is not None:
-                        page = url.removesuffix("mcp")
-                        if serving.token:
-                            page += f"?token={serving.token}"
-                        err.print(f"web console at {page}", highlight=False)
-
-                group.start_soon(stop_on_signal)
-                if serving.transport == "http":
-                    wrap = console.wrapper(serving.bind, serving.token) if console else None
-                    group.start_soon(
-                        lambda: surface.serve_http(
-                            serving.bind, serving.port, serving.token, ready, wrap
-                        )
-                    )
-                elif serving.transport == "stdio":
-
-                    async def stdio() -> None:
-                        await surface.serve_stdio()
-                        group.cancel_scope.cancel()  # the client went away
-
-                    group.start_soon(stdio)
-                if table:
-                    count = len(host.tools.list())
-                    err.print(
-                        f"harness is running {count} tool(s); press Ctrl-C to stop",
-                        highlight=False,
-                    )
-        if table:
-            err.print("harness stopped", highlight=False)
+    host = options.host(watch=not no_watch)
+    anyio.run(partial(serve, host, Serving("stdio"), table=False, debug=options.debug))
 
 
 # -- check, plugins, tools ----------------------------------------------------------------
@@ -284,7 +208,7 @@ def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         if statuses:
-            Console().print(_status_table(statuses, with_tools=False))
+            Console().print(status_table(statuses, with_tools=False))
         for problem in problems:
             click.echo(f"problem: {problem}", err=True)
         click.echo(
@@ -310,7 +234,7 @@ def plugins(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
     if as_json:
         click.echo(json.dumps([s.to_dict() for s in statuses], indent=2, ensure_ascii=False))
     else:
-        Console().print(_status_table(statuses, with_tools=False, with_error=True))
+        Console().print(status_table(statuses, with_tools=False, with_error=True))
 
 
 @cli.command()
@@ -370,31 +294,6 @@ def tools(
 
 
 # -- call --------------------------------------------------------------------------------
-
-
-class CliApproval:
-    """The ``approval`` service of ``harness call``: --yes, a terminal prompt, or no."""
-
-    def __init__(self, yes: bool) -> None:
-        self.yes = yes
-        self.refused_without_terminal = False
-
-    async def request(self, call: ToolCall, reason: str) -> bool:
-        if self.yes:
-            return True
-        if not sys.stdin.isatty():
-            self.refused_without_terminal = True
-            return False
-        args = call.args
-        if isinstance(args, str):
-            with contextlib.suppress(ValueError):
-                args = json.loads(args)
-        shown = json.dumps(args, ensure_ascii=False)
-        question = f"Allow {call.name}({shown})? {reason}"
-        answer: bool = await anyio.to_thread.run_sync(
-            lambda: click.confirm(question, default=False, err=True)
-        )
-        return answer
 
 
 @cli.command()
@@ -478,56 +377,6 @@ def _flip(options: Options, entry_id: str, on: bool) -> None:
 
 
 # -- output helpers ----------------------------------------------------------------------
-
-
-def _status_table(statuses: list[EntryStatus], with_tools: bool, with_error: bool = True) -> Table:
-    table = Table(title="harness")
-    table.add_column("id")
-    table.add_column("name")
-    table.add_column("state")
-    if with_tools:
-        table.add_column("tools")
-    if with_error:
-        table.add_column("error", overflow="fold")
-    colours = {"active": "green", "failed": "red", "pending": "yellow", "disabled": "dim"}
-    for status in statuses:
-        label = f"  {status.id}" if status.group else status.id
-        state = f"[{colours.get(status.state, 'white')}]{status.state}[/]"
-        row = [label, status.name or "(group)", state]
-        if with_tools:
-            row.append(", ".join(status.tools))
-        if with_error:
-            row.append(status.error or "")
-        table.add_row(*row)
-    return table
-
-
-class _Formatter(logging.Formatter):
-    """One line per record; tracebacks only in debug mode."""
-
-    def __init__(self, debug: bool) -> None:
-        super().__init__("%(levelname)s %(name)s: %(message)s")
-        self.debug = debug
-
-    def formatException(self, ei: Any) -> str:
-        return super().formatException(ei) if self.debug else ""
-
-    def format(self, record: logging.LogRecord) -> str:
-        if not self.debug:
-            record = logging.makeLogRecord(record.__dict__)
-            record.exc_info = None
-            record.exc_text = None
-            record.stack_info = None
-        return super().format(record)
-
-
-def _configure_logging(debug: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Formatter(debug))
-    logger = logging.getLogger("harness")
-    logger.handlers[:] = [handler]
-    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
-    logger.propagate = False
 
 
 def _fail(exc: BaseException, code: int, debug: bool) -> NoReturn:

@@ -20,7 +20,7 @@ import anyio
 
 from .errors import ContextDisposed, HarnessError, PluginError, ServiceNotInjected
 from .fiber import Fiber, FiberState
-from .plugin import describe
+from .plugin import spec_of
 from .runtime import Runtime, ServiceSlot
 from .service import ServiceView
 
@@ -128,7 +128,7 @@ class Context:
         ``name`` overrides the plugin's name; ``inject`` adds required services.
         """
         self._check_alive()
-        spec = describe(plugin, name, inject)
+        spec = spec_of(plugin, name, inject)
         fiber = Fiber(self._runtime, self, spec, spec.inject)
         key = self._register(fiber.dispose)
         fiber.begin(config, partial(self._effects.pop, key, None))

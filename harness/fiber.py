@@ -190,9 +190,12 @@ class Fiber:
             await ctx._close()
             self._fail(exc)
             return
-        except BaseException:
+        except BaseException as exc:
             self.ctx = None
             await ctx._close()
+            if not _is_cancellation(exc):  # SystemExit, KeyboardInterrupt: the plugin's failure
+                self._fail(exc)
+                return
             self._set_state(FiberState.FAILED)
             self._settle()
             raise
@@ -229,3 +232,11 @@ class Fiber:
         previous, self.state = self.state, state
         if previous is not state:
             self.runtime.bus.emit("fiber/status", self, previous)
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    """True for the running backend's cancellation (alone or inside an exception group)."""
+    cancelled = anyio.get_cancelled_exc_class()
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.subgroup(lambda inner: isinstance(inner, cancelled)) is not None
+    return isinstance(exc, cancelled)

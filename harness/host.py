@@ -5,14 +5,16 @@ entry ``name: harness:tools`` configures it; otherwise it is loaded with default
 enabled entry, each applied once its injected services exist. ``host.status()`` lists every
 entry; ``host.problems()`` every located problem; ``await host.reload()`` re-reads the config
 and reconciles by id, transactionally: a change that fails leaves the previous version
-serving and the error reported. Reloads are serialized.
+serving and the error reported; ``await host.reload_entries(ids)`` re-imports the code of
+some entries and swaps them in as one transaction (what hot reload does). Reloads are
+serialized. The host is the ``host`` service of its root context, so a plugin can inject it
+(the ``reload`` service does); ``Host(watch=True)`` loads that service.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -25,17 +27,9 @@ from .errors import ConfigError, HarnessError
 from .fiber import Fiber, FiberState
 from .loader.config import LoadedConfig, Plan, read_config
 from .loader.imports import local_closure
+from .loader.modules import Stash
 from .loader.problems import Problem
-from .loader.resolve import (
-    Resolved,
-    ResolveError,
-    Resolver,
-    forget_modules,
-    is_path,
-    local_modules_in,
-    restore_modules,
-    source_location,
-)
+from .loader.resolve import Resolved, ResolveError, Resolver, is_path, source_location
 from .tools.service import ToolsService
 
 
@@ -101,11 +95,11 @@ class Host:
     async def __aenter__(self) -> Host:
         await self._root.__aenter__()
         try:
+            self._root.provide("host", self)
             await self.reload()
-            if self.watch:
-                from .reload import Reloader
-
-                await self._root.plugin(Reloader, self)
+            if self.watch:  # by name: the reload service stands above the host
+                reload = self._resolver.resolve(RELOAD_SERVICE, self._root.base_dir)
+                await self._root.plugin(reload.plugin)
         except BaseException as exc:
             await self._root.__aexit__(type(exc), exc, exc.__traceback__)
             raise
@@ -208,20 +202,21 @@ class Host:
 
     # -- hot reload ----------------------------------------------------------------------
 
-    def watched_files(self) -> set[Path]:
-        """The config, its patches and .env, and every local source file of path plugins."""
-        files = self._config_files()
-        for slot in self._slots.values():
-            files.update(self._sources_of(slot))
-        return files
-
-    def _config_files(self) -> set[Path]:
+    def config_files(self) -> set[Path]:
         """The config, its patches and the .env beside it (whether it exists or not)."""
         files = {self.config_path.absolute(), self.config_path.absolute().parent / ".env"}
         files.update(path.absolute() for path in self.patches)
         if self.loaded is not None:
             files.update(self.loaded.files)
         return files
+
+    def sources(self) -> dict[str, set[Path]]:
+        """Each plugin entry's local source files: its own and those it imports."""
+        return {
+            entry_id: self._sources_of(slot)
+            for entry_id, slot in self._slots.items()
+            if not slot.plan.entry.is_group
+        }
 
     def _sources_of(self, slot: _Slot) -> set[Path]:
         if slot.resolved is not None and slot.resolved.source is not None:
@@ -232,99 +227,39 @@ class Host:
             return local_closure(path) if path.exists() else {path}
         return set()
 
-    async def reload_files(self, changed: set[Path]) -> ReloadReport:
-        """React to changed files: reconcile on config changes, reload plugins on source ones.
+    async def reload_entries(self, ids: Sequence[str]) -> list[Problem]:
+        """Re-import the code of these entries and swap them in as one transaction.
 
-        Plugins whose sources changed reload as one transaction: re-import, dispose the old
-        fibers, apply the new modules with the same config; on an import or apply error the
-        previous modules and fibers keep serving and the error is reported.
+        The modules of their source files are imported anew, the old fibers disposed and
+        the new code applied with the same config; on an import or apply error the previous
+        modules and fibers are back and the error is returned (and shown by ``problems()``).
         """
         async with self._lock:
-            report = ReloadReport(files=sorted(changed))
-            before = self._tool_snapshot()
-            own = {path for path in changed if _inside(path, _HARNESS_DIR)}
-            if own:
-                report.ignored = sorted(own)
-            config_files = self._config_files()
-            if changed & config_files:
-                try:
-                    await self._reload_config()
-                except HarnessError as exc:
-                    report.errors.extend(
-                        getattr(exc, "problems", ())
-                        or [Problem.at(self.config_path, None, None, str(exc))]
-                    )
-                report.config = True
-            sources = changed - config_files - own
-            if sources:
-                closures = {
-                    slot.plan.id: self._sources_of(slot)
-                    for slot in self._slots.values()
-                    if not slot.plan.entry.is_group
-                }
-                affected = [self._slots[key] for key, files in closures.items() if files & sources]
-                if affected:
-                    files = set().union(*(closures[slot.plan.id] for slot in affected))
-                    await self._reload_sources(affected, files, report)
-            report.added, report.removed, report.changed = _tool_diff(before, self._tool_snapshot())
-            return report
+            slots = [self._slots[i] for i in ids if i in self._slots]
+            slots = [slot for slot in slots if not slot.plan.entry.is_group]
+            stash = Stash(set().union(*(self._sources_of(slot) for slot in slots)))
 
-    async def _reload_sources(
-        self, slots: list[_Slot], files: set[Path], report: ReloadReport
-    ) -> None:
-        report.entries = [slot.plan.id for slot in slots]
-        purge = local_modules_in(files)
-        forget_modules(purge)
-        fresh: dict[str, Resolved] = {}
-        for slot in slots:
-            if not slot.plan.enabled or slot.plan.errors:
-                continue
-            try:
-                fresh[slot.plan.id] = self._resolver.resolve(slot.plan.name or "", slot.plan.base)
-            except ResolveError as exc:
-                restore_modules(purge)
-                where = slot.plan.entry.where_of("name")
-                problem = Problem.at(where.file, where.line, slot.plan.id, str(exc))
-                report.errors.append(problem)
-                if slot.fiber is not None:
-                    slot.error = problem
-                return
-        old = {slot.plan.id: (slot.fiber, slot.resolved, slot.good) for slot in slots}
-        for slot in reversed(slots):
-            if slot.plan.id in fresh and slot.fiber is not None:
-                await slot.fiber.dispose()
-        loaded: list[tuple[_Slot, Fiber]] = []
-        failure: Problem | None = None
-        for slot in slots:
-            if slot.plan.id not in fresh:
-                continue
-            plan = slot.plan
-            fiber = await self._load(fresh[plan.id], plan)
-            loaded.append((slot, fiber))
-            if fiber.state is FiberState.FAILED:
-                failure = self._failure_problem(plan, fiber, fresh[plan.id])
-                break
-        if failure is not None:
-            for _, fiber in reversed(loaded):
-                await fiber.dispose()
-            forget_modules({name: sys.modules[name] for name in purge if name in sys.modules})
-            restore_modules(purge)
-            self._resolver.invalidate(purge)
+            def undo() -> None:
+                stash.restore()
+                self._resolver.invalidate(stash.names)
+
+            changes: list[tuple[_Slot, Resolved, Plan]] = []
             for slot in slots:
-                fiber_before, resolved, good = old[slot.plan.id]
-                if slot.plan.id in fresh and fiber_before is not None and resolved and good:
-                    slot.fiber = await self._load(resolved, good)
-            report.errors.append(failure)
-            return
-        for slot, fiber in loaded:
-            slot.fiber, slot.resolved = fiber, fresh[slot.plan.id]
-            slot.good, slot.error = slot.plan, None
-
-    def _tool_snapshot(self) -> dict[str, Any]:
-        tools = self._root.get("tools")
-        if tools is None:
-            return {}
-        return {name: tools.get(name) for name in tools.list()}
+                plan = slot.plan
+                if not plan.enabled or plan.errors:
+                    continue
+                try:
+                    changes.append(
+                        (slot, self._resolver.resolve_plugin(plan.name or "", plan.base), plan)
+                    )
+                except ResolveError as exc:
+                    undo()
+                    problem = self._problem(plan, "name", str(exc))
+                    if slot.fiber is not None:
+                        slot.error = problem
+                    return [problem]
+            failure = await self._replace(changes, undo)
+            return [failure] if failure is not None else []
 
     async def _reconcile(self, plans: list[Plan]) -> None:
         wanted = {plan.id for plan in plans}
@@ -340,6 +275,9 @@ class Host:
             slots[plan.id] = slot
             await self._apply(slot, plan)
         self._slots = slots
+        tools = self._root.get("tools")
+        if tools is not None:  # tools keep their entry's place in cordis.yml, whatever reloads
+            tools.order_by({plan.id: index for index, plan in enumerate(plans)})
 
     async def _ensure_tools(self, plans: list[Plan]) -> None:
         configured = any(p.name == "harness:tools" and p.enabled and not p.errors for p in plans)
@@ -354,19 +292,16 @@ class Host:
         slot.extra = []
         if plan.entry.is_group:
             return
-        running = slot.fiber is not None and slot.fiber.state is not FiberState.FAILED
+        running = _serving(slot)
         if plan.errors:
             slot.error = plan.errors[0]
             slot.extra = plan.errors[1:]
-            if slot.fiber is not None and not running:
-                await slot.fiber.dispose()
-                slot.fiber = None
+            if not running:
+                await self._drop(slot)
             return  # a running old version keeps serving
         if not plan.enabled:
             slot.error = None
-            if slot.fiber is not None:
-                await slot.fiber.dispose()
-                slot.fiber = None
+            await self._drop(slot)
             return
         good = slot.good if running else None
         if good is not None and good.key == plan.key and slot.resolved is not None:
@@ -376,58 +311,86 @@ class Host:
             await self._restart(slot, plan, good)
             return
         try:
-            resolved = self._resolver.resolve(plan.name or "", plan.base)
+            resolved = self._resolver.resolve_plugin(plan.name or "", plan.base)
         except ResolveError as exc:
-            where = plan.entry.where_of("name")
-            slot.error = Problem.at(where.file, where.line, plan.id, str(exc))
-            if slot.fiber is not None and not running:
-                await slot.fiber.dispose()
-                slot.fiber = None
+            slot.error = self._problem(plan, "name", str(exc))
+            if not running:
+                await self._drop(slot)
             return
-        old_fiber, old_resolved = slot.fiber, slot.resolved
-        if old_fiber is not None:
-            await old_fiber.dispose()
-        fiber = await self._load(resolved, plan)
-        if fiber.state is FiberState.FAILED and good is not None and old_resolved is not None:
-            failure = self._failure_problem(plan, fiber, resolved)
-            await fiber.dispose()
-            slot.fiber = await self._load(old_resolved, good)
-            slot.error = failure
-            return
-        slot.fiber, slot.resolved, slot.error = fiber, resolved, None
-        slot.good = plan if fiber.state is not FiberState.FAILED else None
+        await self._replace([(slot, resolved, plan)])
 
     async def _restart(self, slot: _Slot, plan: Plan, good: Plan) -> None:
         """Same code, new config or inject: restart only this plugin, rolling back on failure."""
         fiber = slot.fiber
         assert fiber is not None
         assert slot.resolved is not None
-        if _same_inject(good, plan):
-            try:
-                await fiber.update(plan.config)
-            except ConfigError as exc:  # refused: the old config keeps running
-                at = plan.entry.where_of("config")
-                slot.error = Problem.at(at.file, at.line, plan.id, str(exc))
-                return
-            except Exception:  # the apply failed; the fiber holds the error
-                pass
-            if fiber.state is not FiberState.FAILED:
-                slot.good, slot.error = plan, None
-                return
-            failure = self._failure_problem(plan, fiber, slot.resolved)
-            with contextlib.suppress(Exception):
-                await fiber.update(good.config)
-            slot.error = failure
+        if not _same_inject(good, plan):
+            await self._replace([(slot, slot.resolved, plan)])
             return
-        await fiber.dispose()
-        new = await self._load(slot.resolved, plan)
-        if new.state is FiberState.FAILED:
-            failure = self._failure_problem(plan, new, slot.resolved)
-            await new.dispose()
-            slot.fiber = await self._load(slot.resolved, good)
-            slot.error = failure
+        try:
+            await fiber.update(plan.config)
+        except ConfigError as exc:  # refused: the old config keeps running
+            slot.error = self._problem(plan, "config", str(exc))
             return
-        slot.fiber, slot.good, slot.error = new, plan, None
+        except Exception:  # the apply failed; the fiber holds the error
+            pass
+        if fiber.state is not FiberState.FAILED:
+            slot.good, slot.error = plan, None
+            return
+        failure = self._failure_problem(plan, fiber, slot.resolved)
+        with contextlib.suppress(Exception):
+            await fiber.update(good.config)
+        slot.error = failure
+
+    async def _replace(
+        self,
+        changes: list[tuple[_Slot, Resolved, Plan]],
+        undo: Callable[[], None] | None = None,
+    ) -> Problem | None:
+        """Swap each slot's fiber for ``resolved`` applied with ``plan``, all or nothing.
+
+        The old fibers are disposed (last first) and the new ones loaded in order. When one
+        fails, the new ones are disposed, ``undo`` runs, every slot that was serving gets
+        its previous version back and the failure is returned (and kept on its slot); a slot
+        with no previous version keeps its new fiber, failed or not.
+        """
+        before = [(slot.resolved, slot.good if _serving(slot) else None) for slot, _, _ in changes]
+        for slot, _, _ in reversed(changes):
+            await self._drop(slot)
+        loaded: list[Fiber] = []
+        failure: Problem | None = None
+        for _, resolved, plan in changes:
+            fiber = await self._load(resolved, plan)
+            loaded.append(fiber)
+            if fiber.state is FiberState.FAILED:
+                failure = self._failure_problem(plan, fiber, resolved)
+                break
+        if failure is None:
+            for (slot, resolved, plan), fiber in zip(changes, loaded, strict=True):
+                slot.fiber, slot.resolved, slot.good, slot.error = fiber, resolved, plan, None
+            return None
+        for fiber, (_, good) in reversed(list(zip(loaded, before, strict=False))):
+            if good is not None:
+                await fiber.dispose()
+        if undo is not None:
+            undo()
+        for index, ((slot, resolved, plan), (old, good)) in enumerate(
+            zip(changes, before, strict=True)
+        ):
+            if good is not None and old is not None:
+                slot.fiber = await self._load(old, good)
+            elif index < len(loaded):  # nothing to go back to: the new fiber stays
+                fiber = loaded[index]
+                slot.fiber, slot.resolved, slot.error = fiber, resolved, None
+                slot.good = None if fiber.state is FiberState.FAILED else plan
+        if before[len(loaded) - 1][1] is not None:
+            changes[len(loaded) - 1][0].error = failure
+        return failure
+
+    async def _drop(self, slot: _Slot) -> None:
+        if slot.fiber is not None:
+            await slot.fiber.dispose()
+            slot.fiber = None
 
     async def _load(self, resolved: Resolved, plan: Plan) -> Fiber:
         fiber = self._root.plugin(
@@ -439,74 +402,26 @@ class Host:
 
     # -- messages ------------------------------------------------------------------------
 
+    def _problem(self, plan: Plan, key: str, message: str) -> Problem:
+        where = plan.entry.where_of(key)
+        return Problem.at(where.file, where.line, plan.id, message)
+
     def _failure_problem(self, plan: Plan, fiber: Fiber, resolved: Resolved | None) -> Problem:
-        key = "config" if _is_config_error(fiber.error) else "name"
-        at = plan.entry.where_of(key)
-        message = _failure_text(fiber.error, resolved)
-        return Problem.at(at.file, at.line, plan.id, message)
+        key = "config" if isinstance(fiber.error, ConfigError) else "name"
+        return self._problem(plan, key, _failure_text(fiber.error, resolved))
 
     def _describe_failure(self, slot: _Slot) -> str:
         assert slot.fiber is not None
         return _failure_text(slot.fiber.error, slot.resolved)
 
 
-@dataclass
-class ReloadReport:
-    """What one hot reload did, as ``reload/done`` and ``reload/failed`` carry it."""
-
-    files: list[Path]
-    config: bool = False
-    """The config (or a patch, or .env) changed and was reconciled."""
-    entries: list[str] = field(default_factory=list)
-    """Entries whose sources changed and were reloaded."""
-    added: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    """Tools whose definition was replaced."""
-    errors: list[Problem] = field(default_factory=list)
-    ignored: list[Path] = field(default_factory=list)
-    """Changed files of harness itself (a restart is needed to use them)."""
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing failed."""
-        return not self.errors
-
-    def summary(self) -> str:
-        """One line for the log."""
-        parts = []
-        if self.config:
-            parts.append("config reconciled")
-        if self.entries:
-            parts.append("reloaded " + ", ".join(self.entries))
-        for label, names in (
-            ("added", self.added),
-            ("removed", self.removed),
-            ("changed", self.changed),
-        ):
-            if names:
-                parts.append(f"tools {label}: {', '.join(names)}")
-        return "; ".join(parts) or "nothing to do"
+RELOAD_SERVICE = "harness.reload:Reloader"
+"""What ``Host(watch=True)`` loads."""
 
 
-def _tool_diff(
-    before: dict[str, Any], after: dict[str, Any]
-) -> tuple[list[str], list[str], list[str]]:
-    added = [name for name in after if name not in before]
-    removed = [name for name in before if name not in after]
-    changed = [name for name in after if name in before and after[name] is not before[name]]
-    return added, removed, changed
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder)
-    except ValueError:
-        return False
-    return True
-
-
-_HARNESS_DIR = Path(__file__).resolve().parent
+def _serving(slot: _Slot) -> bool:
+    """True when the slot's fiber runs a version that could be restored."""
+    return slot.fiber is not None and slot.fiber.state is not FiberState.FAILED
 
 
 def _failure_text(error: BaseException | None, resolved: Resolved | None) -> str:
@@ -517,10 +432,6 @@ def _failure_text(error: BaseException | None, resolved: Resolved | None) -> str
     location = source_location(error, resolved.source if resolved else None)
     text = f"apply raised {type(error).__name__}: {error}"
     return f"{text} ({location[0]}:{location[1]})" if location else text
-
-
-def _is_config_error(error: BaseException | None) -> bool:
-    return isinstance(error, ConfigError)
 
 
 def _same_inject(a: Plan, b: Plan) -> bool:

@@ -2,7 +2,7 @@
 
 A plugin is a function ``apply(ctx[, config])``, a class instantiated with ``(ctx[, config])``,
 or any object (a module, say) with an ``apply`` attribute. Optional attributes on the plugin:
-``name``, ``inject``, ``provides`` and ``Config``. :func:`describe` reads them once and
+``name``, ``inject``, ``provides`` and ``Config``. :func:`spec_of` reads them once and
 returns a :class:`PluginSpec` the runtime uses without further introspection.
 """
 
@@ -40,7 +40,7 @@ class PluginSpec:
     is_class: bool
 
 
-def describe(
+def spec_of(
     plugin: Any, name: str | None = None, extra_inject: Mapping[str, Any] | list[str] | None = None
 ) -> PluginSpec:
     """Read ``plugin``'s shape; raise :class:`PluginError` when it is not a plugin."""

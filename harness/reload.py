@@ -1,26 +1,29 @@
-"""Hot reload: a plugin that watches files and asks the host to reload what changed.
+"""Hot reload: the ``reload`` service, which injects the ``host`` and owns each reload.
 
-It watches the config, its patches and ``.env``, and the local source files of plugins
-loaded by path (found through their import graph), with watchfiles. Changes are debounced;
-changes arriving during a reload are coalesced and handled right after it. Each reload
-emits ``reload/start`` (the changed files), then ``reload/done`` or ``reload/failed`` (a
-:class:`~harness.host.ReloadReport`).
+It detects changes to the config, its patches and ``.env``, and to the local source files
+of plugins loaded by path (found through their import graph), with watchfiles; changes
+are debounced, and those arriving during a reload are coalesced and handled right after
+it. It classifies them (config, plugin sources, harness's own files), transacts (the host
+reconciles the config, then swaps the affected entries' code in with
+:meth:`~harness.host.Host.reload_entries`, all or nothing) and reports: ``reload/start``
+(the changed files), then ``reload/done`` or ``reload/failed`` with a :class:`ReloadReport`.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import anyio
 from watchfiles._rust_notify import RustNotify  # awatch cannot say when it is ready
 
 from .context import Context
+from .errors import HarnessError
+from .host import Host
+from .loader.problems import Problem
 from .service import Service
-
-if TYPE_CHECKING:
-    from .host import Host
 
 _log = logging.getLogger("harness.reload")
 
@@ -32,14 +35,58 @@ TIMEOUT_MS = 1000
 """How long one wait in the watcher thread lasts before it checks in again."""
 
 
+HARNESS_DIR = Path(__file__).resolve().parent
+"""harness's own files: a change there needs a restart, and is only reported."""
+
+
+@dataclass
+class ReloadReport:
+    """What one hot reload did, as ``reload/done`` and ``reload/failed`` carry it."""
+
+    files: list[Path]
+    config: bool = False
+    """The config (or a patch, or .env) changed and was reconciled."""
+    entries: list[str] = field(default_factory=list)
+    """Entries whose sources changed and were reloaded."""
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    """Tools whose definition was replaced."""
+    errors: list[Problem] = field(default_factory=list)
+    ignored: list[Path] = field(default_factory=list)
+    """Changed files of harness itself (a restart is needed to use them)."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing failed."""
+        return not self.errors
+
+    def summary(self) -> str:
+        """One line for the log."""
+        parts = []
+        if self.config:
+            parts.append("config reconciled")
+        if self.entries:
+            parts.append("reloaded " + ", ".join(self.entries))
+        for label, names in (
+            ("added", self.added),
+            ("removed", self.removed),
+            ("changed", self.changed),
+        ):
+            if names:
+                parts.append(f"tools {label}: {', '.join(names)}")
+        return "; ".join(parts) or "nothing to do"
+
+
 class Reloader(Service):
     """The ``reload`` service: watches the host's files and reloads on change."""
 
     name = "reload"
+    inject = ("host",)
 
-    def __init__(self, ctx: Context, host: Host) -> None:
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx, "reload")
-        self.host = host
+        self.host: Host = ctx.host
         self._pending: set[Path] = set()
         self._wake = anyio.Event()
         self._restart = anyio.Event()
@@ -51,7 +98,7 @@ class Reloader(Service):
         self.reloads = 0
 
     async def start(self) -> None:
-        self._watched = self.host.watched_files()
+        self._watched = self._watched_files()
         # The watch is set up here, before the host is handed back: edits made right after
         # start-up are seen (the OS queues them until the watcher thread reads them).
         self._notify = self._watcher(_folders(self._watched))
@@ -107,16 +154,51 @@ class Reloader(Service):
             changed, self._pending = self._pending, set()
             await self._reload(changed)
 
+    def _watched_files(self) -> set[Path]:
+        """The config files, and every local source file of plugins loaded by path."""
+        return self.host.config_files().union(*self.host.sources().values())
+
+    async def _transact(self, changed: set[Path]) -> ReloadReport:
+        """Classify the changes and have the host apply them: config first, then sources."""
+        host = self.host
+        report = ReloadReport(files=sorted(changed))
+        before = _tools(host)
+        report.ignored = sorted(path for path in changed if _inside(path, HARNESS_DIR))
+        config_files = host.config_files()
+        if changed & config_files:
+            report.config = True
+            try:
+                await host.reload()
+            except HarnessError as exc:
+                report.errors.extend(
+                    getattr(exc, "problems", ())
+                    or [Problem.at(host.config_path, None, None, str(exc))]
+                )
+        sources = changed - config_files - set(report.ignored)
+        if sources:
+            report.entries = [
+                entry_id for entry_id, files in host.sources().items() if files & sources
+            ]
+            if report.entries:
+                report.errors.extend(await host.reload_entries(report.entries))
+        after = _tools(host)
+        report.added = [name for name in after if name not in before]
+        report.removed = [name for name in before if name not in after]
+        report.changed = [
+            name for name in after if name in before and after[name] is not before[name]
+        ]
+        return report
+
     async def _reload(self, changed: set[Path]) -> None:
         ctx = self.ctx
         ctx.emit("reload/start", sorted(changed))
         try:
-            report = await self.host.reload_files(changed)
+            report = await self._transact(changed)
         except Exception:
             _log.exception("reload failed unexpectedly")
             return
         self.reloads += 1
-        watched = self.host.watched_files()
+        watched = self._watched_files()
         if watched != self._watched:
             self._watched = watched
             if _folders(watched) != self._folders:
@@ -134,3 +216,18 @@ class Reloader(Service):
 
 def _folders(files: set[Path]) -> list[Path]:
     return sorted({path.parent for path in files if path.parent.is_dir()})
+
+
+def _tools(host: Host) -> dict[str, Any]:
+    tools = host.ctx.get("tools")
+    if tools is None:
+        return {}
+    return {name: tools.get(name) for name in tools.list()}
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder)
+    except ValueError:
+        return False
+    return True

@@ -7,7 +7,6 @@ the fibers that were waiting for it, withdrawing one unloads its dependents back
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +20,6 @@ from .events import EventBus
 if TYPE_CHECKING:
     from .context import Context
     from .fiber import Fiber
-
-_log = logging.getLogger("harness")
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ from typing import Any
 import pydantic
 
 from harness import Context, define_tool
-from harness.git import GitConfig, GitError, resolve_repo, run_git
+from harness.helpers.git import GitConfig, GitError, resolve_repo, run_git
 
 name = "git_diff"
 inject = ["tools"]

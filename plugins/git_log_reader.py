@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness import Context, define_tool
-from harness.git import GitConfig, GitError, resolve_repo, run_git
+from harness.helpers.git import GitConfig, GitError, resolve_repo, run_git
 
 name = "git_log_reader"
 inject = ["tools"]

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from harness import Context, define_tool
-from harness.workspace import Workspace, WorkspaceConfig, WorkspaceError
+from harness.helpers.workspace import Workspace, WorkspaceConfig, WorkspaceError
 
 name = "grep"
 inject = ["tools"]

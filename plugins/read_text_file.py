@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness import Context, define_tool
-from harness.workspace import Workspace, WorkspaceConfig, WorkspaceError
+from harness.helpers.workspace import Workspace, WorkspaceConfig, WorkspaceError
 
 name = "read_text_file"
 inject = ["tools"]

@@ -100,15 +100,18 @@ async def test_not_a_plugin_raises_plugin_error() -> None:
 
 
 async def test_plugin_returns_fiber_at_once_and_settles_later() -> None:
+    started = anyio.Event()
     release = anyio.Event()
 
     async def slow(ctx: Context) -> None:
+        started.set()
         await release.wait()
 
     async with Context() as root:
         fiber = root.plugin(slow)
         assert fiber.state is FiberState.PENDING
-        await anyio.sleep(0.01)
+        with anyio.fail_after(5):
+            await started.wait()
         assert fiber.state is FiberState.LOADING
         release.set()
         assert await fiber is fiber

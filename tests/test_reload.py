@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from harness import Host
-from harness.host import ReloadReport
+from harness.reload import ReloadReport
 
 pytestmark = pytest.mark.anyio
 
@@ -238,11 +238,11 @@ def apply(ctx):
 async def test_changes_to_harness_itself_are_ignored_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import harness.host
+    import harness.reload
 
     fake = tmp_path / "fake_harness"
     plugin(fake / "inside.py", "inside", "'v1'")
-    monkeypatch.setattr(harness.host, "_HARNESS_DIR", fake.resolve())
+    monkeypatch.setattr(harness.reload, "HARNESS_DIR", fake.resolve())
     (tmp_path / "cordis.yml").write_text("- { id: inside, name: ./fake_harness/inside.py }\n")
     async with Host(tmp_path / "cordis.yml", watch=True) as host:
         reloads = Reloads(host)
@@ -302,3 +302,53 @@ async def test_chaos_every_call_gets_one_result(tmp_path: Path) -> None:
         assert set(results) <= allowed
         assert host.status()[0].state == "active"
         assert last_valid
+
+
+async def test_reload_entries_swaps_all_or_nothing(tmp_path: Path) -> None:
+    """The host's transaction on its own: a failing apply brings every old version back."""
+    helper = tmp_path / "plugins" / "helper.py"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("VALUE = 'h1'\nFAIL = False\n")
+    prelude = "from . import helper"
+    plugin(tmp_path / "plugins" / "one.py", "one", "helper.VALUE", prelude)
+    before = "if helper.FAIL:\n        raise RuntimeError('two refuses')"
+    plugin(tmp_path / "plugins" / "two.py", "two", "'two:' + helper.VALUE", prelude, before)
+    (tmp_path / "cordis.yml").write_text(
+        "- { id: one, name: ./plugins/one.py }\n- { id: two, name: ./plugins/two.py }\n"
+    )
+    async with Host(tmp_path / "cordis.yml") as host:
+        assert sorted(host.sources()) == ["one", "two"]
+        assert helper.resolve() in host.sources()["two"]
+        helper.write_text("VALUE = 'h2'\nFAIL = True\n")
+        [problem] = await host.reload_entries(["one", "two"])
+        assert problem.entry == "two"
+        assert "apply raised RuntimeError: two refuses" in problem.message
+        assert await call(host, "one") == "h1"
+        assert await call(host, "two") == "two:h1"
+        assert {s.id: (s.state, s.error) for s in host.status()} == {
+            "one": ("active", None),
+            "two": ("active", problem.message),
+        }
+        helper.write_text("VALUE = 'h3'\nFAIL = False\n")
+        assert await host.reload_entries(["one", "two"]) == []
+        assert await call(host, "one") == "h3"
+        assert await call(host, "two") == "two:h3"
+        assert host.problems() == []
+
+
+async def test_the_reload_service_injects_the_host(tmp_path: Path) -> None:
+    from harness.reload import Reloader
+
+    plugin(tmp_path / "plugins" / "a.py", "a", "'a1'")
+    (tmp_path / "cordis.yml").write_text("- { id: a, name: ./plugins/a.py }\n")
+    async with Host(tmp_path / "cordis.yml") as host:
+        assert host.ctx.get("host") == host
+        assert host.ctx.get("reload") is None
+        fiber = await host.ctx.plugin(Reloader)
+        reloads = Reloads(host)
+        plugin(tmp_path / "plugins" / "a.py", "a", "'a2'")
+        assert (await reloads.next()).entries == ["a"]
+        assert await call(host, "a") == "a2"
+        await fiber.dispose()
+    async with Host(tmp_path / "cordis.yml", watch=True) as host:
+        assert isinstance(host.ctx.get("reload"), Reloader)

@@ -90,7 +90,7 @@ def read_config(
             problems.extend(exc.problems)
             continue
         fatal: list[Problem] = []
-        apply_patch(entries, patch_entries, problems, fatal)
+        apply_patch(entries, patch_entries, fatal)
         if fatal:
             if not lenient:
                 raise ConfigError(str(fatal[0]), problems=fatal)
@@ -145,14 +145,11 @@ def make_plans(entries: list[Entry], env: Environment) -> list[Plan]:
 
 
 def _switch(entry: Entry, env: Environment, errors: list[Problem]) -> bool:
-    raw = entry.enabled
-    negate = isinstance(raw, tuple)
-    key = "disabled" if negate else "enabled"
+    switch = entry.enabled
+    key = switch.key
     where = entry.where_of(key)
-    value = raw[1] if negate else raw
     try:
-        value = env.interpolate(value, where.line)
-        on = parse_switch(value)
+        on = parse_switch(env.interpolate(switch.value, where.line), key)
     except MissingVariable as exc:
         errors.append(
             Problem.at(
@@ -165,8 +162,6 @@ def _switch(entry: Entry, env: Environment, errors: list[Problem]) -> bool:
         )
         return False
     except ValueError as exc:
-        errors.append(
-            Problem.at(where.file, where.line, entry.id, str(exc).replace("'enabled'", repr(key)))
-        )
+        errors.append(Problem.at(where.file, where.line, entry.id, str(exc)))
         return False
-    return not on if negate else on
+    return on != switch.negated

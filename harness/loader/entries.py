@@ -31,6 +31,27 @@ class Where:
     line: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """An entry's switch as written: ``enabled: value``, or ``disabled: value`` (negated).
+
+    ``value`` is a bool, or a string read after ``${VAR}`` interpolation.
+    """
+
+    value: Any = True
+    negated: bool = False
+
+    @classmethod
+    def of(cls, key: str, value: Any) -> Switch:
+        """The switch written as ``key: value`` (``enabled`` or ``disabled``)."""
+        return cls(value, negated=key == "disabled")
+
+    @property
+    def key(self) -> str:
+        """The key it was written with."""
+        return "disabled" if self.negated else "enabled"
+
+
 @dataclass
 class Entry:
     """One entry of the config, after patches; ``children`` is None unless it is a group."""
@@ -39,8 +60,7 @@ class Entry:
     where: Where
     """The entry itself (its mapping)."""
     name: str | None = None
-    enabled: Any = True
-    """A bool, or a string read after ``${VAR}`` interpolation."""
+    enabled: Switch = field(default_factory=Switch)
     config: Any = None
     inject: Any = None
     children: list[Entry] | None = None
@@ -164,13 +184,13 @@ def _parse_entry(
                     f"unknown key {key!r}; an entry takes {', '.join(ENTRY_KEYS)}",
                 )
             )
-    _assign(entry, item, file, problems)
+    _assign(entry, item, file)
     if "insert" in item:
         entry.children = _parse_list(item["insert"], file, problems, seen, item.line_of("insert"))
     return entry
 
 
-def _assign(entry: Entry, item: dict[str, Any], file: Path, problems: list[Problem]) -> None:
+def _assign(entry: Entry, item: dict[str, Any], file: Path) -> None:
     """Copy the settings of ``item`` onto ``entry``, checking their shapes."""
     where = entry.where_of
     if "name" in item:
@@ -186,11 +206,9 @@ def _assign(entry: Entry, item: dict[str, Any], file: Path, problems: list[Probl
                 file, where("disabled").line, entry.id, "use 'enabled' or 'disabled', not both"
             )
         )
-    if "enabled" in item:
-        entry.enabled = item["enabled"]
-    if "disabled" in item:
-        value = item["disabled"]
-        entry.enabled = (not value) if isinstance(value, bool) else ("not", value)
+    for key in ("enabled", "disabled"):
+        if key in item:
+            entry.enabled = Switch.of(key, item[key])
     if "config" in item:
         entry.config = item["config"]
     if "inject" in item:
@@ -223,7 +241,7 @@ def check_shapes(entries: list[Entry]) -> None:
                                 f"a group (an entry with 'insert') takes no {key!r}",
                             )
                         )
-            elif entry.name is None and not any("'name'" in p.message for p in entry.errors):
+            elif entry.name is None and "name" not in entry.keys:  # an invalid one is reported
                 entry.errors.append(
                     Problem.at(
                         entry.where.file,
@@ -234,25 +252,19 @@ def check_shapes(entries: list[Entry]) -> None:
                 )
 
 
-def apply_patch(
-    base: list[Entry],
-    patch: list[Entry],
-    problems: list[Problem],
-    fatal: list[Problem],
-) -> None:
+def apply_patch(base: list[Entry], patch: list[Entry], fatal: list[Problem]) -> None:
     """Layer ``patch`` onto ``base``: known ids are overridden, new named ids appended.
 
     An unknown id without a ``name`` (and not a group) goes to ``fatal``.
     """
     index = {entry.id: entry for top in base for entry in top.walk()}
-    _patch_into(base, patch, index, problems, fatal)
+    _patch_into(base, patch, index, fatal)
 
 
 def _patch_into(
     target: list[Entry],
     patch: list[Entry],
     index: dict[str, Entry],
-    problems: list[Problem],
     fatal: list[Problem],
 ) -> None:
     for entry in patch:
@@ -284,7 +296,7 @@ def _patch_into(
         if entry.children is not None:
             if known.children is None:
                 known.children = []
-            _patch_into(known.children, entry.children, index, problems, fatal)
+            _patch_into(known.children, entry.children, index, fatal)
 
 
 def apply_set(entries: list[Entry], override: str, config_file: Path) -> None:
@@ -312,9 +324,9 @@ def apply_set(entries: list[Entry], override: str, config_file: Path) -> None:
     where = Where(Path("<--set>"), None)
     if len(path) == 1 and path[0] in ENTRY_SETTINGS:
         key = path[0]
-        if key == "disabled":
-            entry.enabled = (not value) if isinstance(value, bool) else ("not", value)
-            entry.keys.pop("enabled", None)
+        if key in ("enabled", "disabled"):
+            entry.enabled = Switch.of(key, value)
+            entry.keys.pop("disabled" if key == "enabled" else "enabled", None)
         else:
             setattr(entry, key, value)
         entry.keys[key] = where

@@ -78,8 +78,8 @@ class Environment:
         return _PATTERN.sub(replace, text)
 
 
-def parse_switch(value: Any) -> bool:
-    """Read ``enabled``: a bool, or true/false/yes/no/on/off/1/0 in any case."""
+def parse_switch(value: Any, key: str = "enabled") -> bool:
+    """Read a switch (``key``): a bool, or true/false/yes/no/on/off/1/0 in any case."""
     if isinstance(value, bool):
         return value
     if isinstance(value, int) and value in (0, 1):
@@ -90,4 +90,4 @@ def parse_switch(value: Any) -> bool:
             return True
         if word in _FALSE:
             return False
-    raise ValueError(f"'enabled' must be true or false (or yes/no/on/off/1/0), got {value!r}")
+    raise ValueError(f"{key!r} must be true or false (or yes/no/on/off/1/0), got {value!r}")

@@ -14,7 +14,6 @@ plugin packages alike.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -29,14 +28,16 @@ from typing import Any
 
 import pluggy
 
-from ..errors import HarnessError
+from ..errors import HarnessError, PluginError
+from ..plugin import spec_of
+from .builtin import BUILTINS
 from .imports import local_closure
+from .modules import forget_modules, local_module_name, local_modules_in
 
 hookspec = pluggy.HookspecMarker("harness")
 hookimpl = pluggy.HookimplMarker("harness")
 PLUGIN_GROUP = "harness.plugins"
 RESOLVER_GROUP = "harness.resolvers"
-LOCAL_PREFIX = "harness_local_"
 
 
 class ResolveError(HarnessError):
@@ -84,6 +85,24 @@ class Resolver:
         self.warnings: list[str] = []
         self._resolvers_loaded = False
         self._stamps: dict[str, dict[Path, int]] = {}
+
+    def resolve_plugin(self, name: str, base: Path) -> Resolved:
+        """:meth:`resolve`, and what it finds must be a plugin, else ResolveError.
+
+        A module without ``apply`` (``name: harness``, or a plugin file whose apply was
+        removed) is refused here, as an entry problem: a reload to it keeps the old version.
+        """
+        found = self.resolve(name, base)
+        try:
+            spec_of(found.plugin)
+        except PluginError as exc:
+            source = found.source
+            if source is not None and source.is_dir():
+                source = source / "__init__.py"
+            where = (str(source), 1) if source is not None else None
+            detail = str(exc).split(" is not a plugin: ", 1)[-1]
+            raise ResolveError(f"{name} is not a plugin: {detail}", where) from None
+        return found
 
     def resolve(self, name: str, base: Path) -> Resolved:
         """Resolve ``name`` declared in a file in folder ``base``; raise ResolveError."""
@@ -133,13 +152,11 @@ class Resolver:
         return Resolved(module, "path", module_name, path)
 
     def _builtin(self, name: str) -> Resolved:
-        from .. import builtins
-
-        plugin = builtins.BUILTINS.get(name)
+        plugin = BUILTINS.get(name)
         if plugin is None:
             raise ResolveError(
                 f"unknown builtin harness:{name}; builtins are "
-                + ", ".join(f"harness:{key}" for key in builtins.BUILTINS)
+                + ", ".join(f"harness:{key}" for key in BUILTINS)
             )
         return Resolved(plugin, "builtin")
 
@@ -193,7 +210,7 @@ class Resolver:
             raise ResolveError(
                 f"importing {module_name!r} failed: {exc}", source_location(exc)
             ) from exc
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt at import too
             raise ResolveError(
                 f"importing {module_name!r} failed: {type(exc).__name__}: {exc}",
                 source_location(exc),
@@ -207,23 +224,6 @@ class Resolver:
                     f"module {module_name!r} has no attribute {attribute!r}"
                 ) from None
         return Resolved(plugin, "module", module_name)
-
-
-def local_module_name(path: Path) -> str:
-    """The unique module name of a plugin file or package folder, in its folder's package."""
-    folder = path.parent
-    package = LOCAL_PREFIX + hashlib.sha1(str(folder).encode()).hexdigest()[:12]
-    if package not in sys.modules:
-        module = types.ModuleType(package)
-        module.__path__ = [str(folder)]
-        module.__package__ = package
-        spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
-        spec.submodule_search_locations = [str(folder)]
-        module.__spec__ = spec
-        sys.modules[package] = module
-    stem = path.name if path.is_dir() else path.stem
-    safe = re.sub(r"\W", "_", stem)
-    return f"{package}.{safe if safe.isidentifier() else '_' + safe}"
 
 
 def import_path(module_name: str, path: Path) -> types.ModuleType:
@@ -246,50 +246,12 @@ def import_path(module_name: str, path: Path) -> types.ModuleType:
         sys.modules.pop(module_name, None)
         location = (exc.filename or str(file), exc.lineno or 0)
         raise ResolveError(f"syntax error in plugin: {exc.msg}", location) from exc
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt at import too
         sys.modules.pop(module_name, None)
         raise ResolveError(
             f"importing the plugin raised {type(exc).__name__}: {exc}", source_location(exc, path)
         ) from exc
     return module
-
-
-def local_modules_in(files: set[Path]) -> dict[str, Any]:
-    """The plugin modules loaded by path (not their folder packages) from ``files``.
-
-    Plugin modules are imported from resolved paths, so their ``__file__`` compares as a
-    string: no file-system call per module, however many plugins are loaded.
-    """
-    wanted = {str(file) for file in files}
-    return {
-        name: module
-        for name, module in list(sys.modules.items())
-        if name.startswith(LOCAL_PREFIX)
-        and "." in name
-        and getattr(module, "__file__", None) in wanted
-    }
-
-
-def forget_modules(modules: dict[str, Any]) -> None:
-    """Drop modules from the import system, and from their parent package's attributes
-    (``from . import helper`` would otherwise find the old module there)."""
-    for name in modules:
-        sys.modules.pop(name, None)
-        parent, _, child = name.rpartition(".")
-        package = sys.modules.get(parent)
-        if package is not None and getattr(package, child, None) is modules[name]:
-            delattr(package, child)
-
-
-def restore_modules(modules: dict[str, Any]) -> None:
-    for name in modules:
-        forget_modules({name: sys.modules[name]} if name in sys.modules else {})
-    sys.modules.update(modules)
-    for name, module in modules.items():
-        parent, _, child = name.rpartition(".")
-        package = sys.modules.get(parent)
-        if package is not None:
-            setattr(package, child, module)
 
 
 def _stamp(files: set[Path]) -> dict[Path, int]:

@@ -8,6 +8,7 @@ concurrency, the compiled checks) that never leak into the emitted schemas.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -176,11 +177,19 @@ def check_name(name: Any) -> None:
 
 
 def check_timeout(timeout: Any, where: str) -> float | None:
-    """None, or a positive number of seconds."""
+    """None, or a positive, finite number of seconds (NaN and infinity are refused)."""
     if timeout is None:
         return None
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise ToolDefinitionError(f"{where}: timeout must be a positive number of seconds")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ToolDefinitionError(
+            f"{where}: timeout must be a positive number of seconds (None for no limit), "
+            f"got {timeout!r}"
+        )
     return float(timeout)
 
 

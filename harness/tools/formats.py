@@ -6,6 +6,7 @@ and for MCP the output schema and annotations. Timeouts and callbacks never do.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from .define import ToolDefinition
@@ -97,3 +98,61 @@ def _strict_node(node: Any) -> bool:
     if kind == "array":
         return "items" in node and _strict_node(node["items"])
     return True
+
+
+# -- snapshots ---------------------------------------------------------------------------
+
+_READ_ONLY = (
+    "this schema is a read-only snapshot shared by every caller of schemas(); "
+    "copy.deepcopy() it to change it"
+)
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError(_READ_ONLY)
+
+
+class FrozenDict(dict[str, Any]):
+    """A read-only dict: JSON-serialisable and equal to a plain dict; copies are plain."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (dict(self),)
+
+
+class FrozenList(list[Any]):
+    """A read-only list: JSON-serialisable and equal to a plain list; copies are plain."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [copy.deepcopy(value, memo) for value in self]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
+
+
+def freeze(value: Any) -> Any:
+    """A deep, read-only copy of a JSON value (dicts and lists become frozen copies)."""
+    if isinstance(value, dict):
+        frozen = FrozenDict()
+        for key, item in value.items():
+            dict.__setitem__(frozen, key, freeze(item))
+        return frozen
+    if isinstance(value, list | tuple):
+        return FrozenList(freeze(item) for item in value)
+    return value

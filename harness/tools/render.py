@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,7 @@ def default_text(value: Any) -> str:
         return str(value)
     if kind is int:
         return str(value)
-    if kind is float and value == value and value not in (float("inf"), float("-inf")):
+    if kind is float and math.isfinite(value):
         return repr(value)
     try:
         return json.dumps(value, ensure_ascii=False)

@@ -27,6 +27,8 @@ KEYS_BY_TYPE: dict[str | None, frozenset[str]] = {
     "array": COMMON_KEYS | {"items"},
     "object": COMMON_KEYS | {"properties", "additionalProperties"},
 }
+MAX_DEPTH = 64
+"""How many containers (nodes, property maps, JSON lists and dicts) may nest."""
 
 
 def json_type(value: Any) -> str:
@@ -65,7 +67,7 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 def compile_properties(
-    properties: Any, where: str, closed: bool = False
+    properties: Any, where: str, closed: bool = False, _path: tuple[int, ...] = ()
 ) -> tuple[dict[str, Any], Check]:
     """Compile a property map (``parameters``, or an object's ``properties``).
 
@@ -73,6 +75,7 @@ def compile_properties(
     """
     if not isinstance(properties, Mapping):
         raise SpecError(f"{where}: expected a mapping of property name to spec node")
+    _path = _enter(properties, where, _path)
     schemas: dict[str, Any] = {}
     checks: dict[str, Check] = {}
     required: list[str] = []
@@ -87,9 +90,7 @@ def compile_properties(
             raise SpecError(f"{path}.required: expected true or false, got {is_required!r}")
         if is_required:
             required.append(key)
-        schemas[key], checks[key] = compile_node(
-            {k: v for k, v in node.items() if k != "required"}, path, is_property=True
-        )
+        schemas[key], checks[key] = compile_node(node, path, True, _path)
     schema: dict[str, Any] = {"type": "object", "properties": schemas}
     if required:
         schema["required"] = required
@@ -99,9 +100,15 @@ def compile_properties(
 
 
 def compile_node(
-    node: Mapping[str, Any], where: str, is_property: bool = False
+    node: Mapping[str, Any], where: str, is_property: bool = False, _path: tuple[int, ...] = ()
 ) -> tuple[dict[str, Any], Check]:
-    """Compile one spec node to its JSON Schema and check (``is_property``: may be required)."""
+    """Compile one spec node to its JSON Schema and check (``is_property``: may be required).
+
+    Besides unknown keys and malformed values, a node no value can satisfy is rejected: an
+    ``enum`` value or a ``const`` of the wrong type, a ``const`` outside the ``enum``. Spec
+    nodes that contain themselves and values that are not JSON are rejected too.
+    """
+    _path = _enter(node, where, _path)
     kind = node.get("type")
     if kind is not None and kind not in TYPES:
         raise SpecError(
@@ -111,7 +118,7 @@ def compile_node(
     allowed = KEYS_BY_TYPE.get(kind, COMMON_KEYS)
     shown = allowed | {"required"} if is_property else allowed
     for key in node:
-        if key not in allowed:
+        if key not in shown:
             hint = "" if key != "required" else " ('required' belongs on object properties)"
             raise SpecError(
                 f"{where}: unknown key {key!r}{hint}{_suggest(key, shown)}; "
@@ -132,7 +139,7 @@ def compile_node(
         if "items" in node:
             if not isinstance(node["items"], Mapping):
                 raise SpecError(f"{where}.items: expected a spec node")
-            schema["items"], item_check = compile_node(node["items"], f"{where}[]")
+            schema["items"], item_check = compile_node(node["items"], f"{where}[]", False, _path)
         checks.append(_array_check(item_check))
     elif kind == "object":
         schema["type"] = "object"
@@ -140,7 +147,7 @@ def compile_node(
         if not isinstance(additional, bool):
             raise SpecError(f"{where}.additionalProperties: expected true or false")
         if "properties" in node:
-            inner, check = compile_properties(node["properties"], where, closed=not additional)
+            inner, check = compile_properties(node["properties"], where, not additional, _path)
             schema.update(inner)
             checks.append(check)
         else:
@@ -158,26 +165,85 @@ def compile_node(
         for index, option in enumerate(options):
             if not isinstance(option, Mapping):
                 raise SpecError(f"{where}.oneOf[{index}]: expected a spec node")
-            compiled.append(compile_node(option, f"{where}.oneOf[{index}]"))
+            compiled.append(compile_node(option, f"{where}.oneOf[{index}]", False, _path))
         schema["oneOf"] = [option_schema for option_schema, _ in compiled]
         checks.append(_one_of_check([check for _, check in compiled]))
+    shape = _all_of(checks)  # what the type and oneOf demand; enum and const must fit it
     if "enum" in node:
         values = node["enum"]
         if not isinstance(values, list) or not values:
             raise SpecError(f"{where}.enum: expected a non-empty list of values")
+        for index, value in enumerate(values):
+            _satisfiable(value, shape, f"{where}.enum[{index}]", _path)
         schema["enum"] = list(values)
         checks.append(_enum_check(tuple(values)))
     if "const" in node:
+        _satisfiable(node["const"], shape, f"{where}.const", _path)
+        if "enum" in node and not any(json_equal(node["const"], v) for v in node["enum"]):
+            raise SpecError(
+                f"{where}.const: {_show(node['const'])} is not one of the enum values, so no "
+                "value can match; drop one of them"
+            )
         schema["const"] = node["const"]
         checks.append(_const_check(node["const"]))
-    for key in ("description", "default", "examples"):
-        if key in node:
-            schema[key] = node[key]
     if "description" in node and not isinstance(node["description"], str):
         raise SpecError(f"{where}.description: expected a string")
     if "examples" in node and not isinstance(node["examples"], list):
         raise SpecError(f"{where}.examples: expected a list of example values")
+    if "default" in node:
+        check_json(node["default"], f"{where}.default", _path)
+    for index, example in enumerate(node.get("examples", ())):
+        check_json(example, f"{where}.examples[{index}]", _path)
+    for key in ("description", "default", "examples"):
+        if key in node:
+            schema[key] = node[key]
     return schema, _all_of(checks)
+
+
+def check_json(value: Any, where: str, _path: tuple[int, ...] = ()) -> None:
+    """Raise unless ``value`` is plain JSON: null, booleans, finite numbers, strings, lists
+    and string-keyed dicts, nested at most :data:`MAX_DEPTH` deep and without cycles."""
+    if value is None or isinstance(value, bool | int | str):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SpecError(f"{where}: {value!r} is not a JSON value (JSON has no NaN or infinity)")
+        return
+    if isinstance(value, list):
+        _path = _enter(value, where, _path)
+        for index, item in enumerate(value):
+            check_json(item, f"{where}[{index}]", _path)
+        return
+    if isinstance(value, dict):
+        _path = _enter(value, where, _path)
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise SpecError(f"{where}: key {key!r} is not a string (JSON keys are strings)")
+            check_json(item, f"{where}.{key}", _path)
+        return
+    raise SpecError(
+        f"{where}: {_show(value)} ({type(value).__name__}) is not a JSON value; use null, "
+        "booleans, numbers, strings, lists and dicts"
+    )
+
+
+def _satisfiable(value: Any, shape: Check, where: str, path: tuple[int, ...]) -> None:
+    check_json(value, where, path)
+    issues = shape(value)
+    if issues:
+        raise SpecError(
+            f"{where}: {_show(value)} can never be valid here "
+            f"({format_issues(finish_paths(issues))})"
+        )
+
+
+def _enter(node: Any, where: str, path: tuple[int, ...]) -> tuple[int, ...]:
+    """The path of containers down to ``node``; raise on a cycle or on absurd depth."""
+    if id(node) in path:
+        raise SpecError(f"{where}: contains itself (a cycle); a spec must be a finite tree")
+    if len(path) >= MAX_DEPTH:
+        raise SpecError(f"{where}: nested too deeply (more than {MAX_DEPTH} levels)")
+    return (*path, id(node))
 
 
 def is_single_node(spec: Mapping[str, Any]) -> bool:
@@ -233,7 +299,8 @@ def _string(value: Any) -> list[Issue] | None:
 
 
 def _number(value: Any) -> list[Issue] | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    kind = type(value)
+    if kind is float or kind is int or (isinstance(value, int | float) and kind is not bool):
         return None
     return [("", f"expected number, got {json_type(value)}")]
 

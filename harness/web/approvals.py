@@ -1,14 +1,19 @@
 """Approvals asked in the console: a person answers ``ask`` decisions in the page.
 
-While the console runs and no other plugin provides ``approval``, :class:`ConsoleApprovals`
-is the ``approval`` service. A call that came from an MCP client is still asked through
-that client (elicitation, as :class:`harness.mcp.McpApproval` does); every other call — a
-Run on the Tools page, a script using the HTTP API — waits here until someone answers in
-the page (``POST /api/approvals/{id}``) or ``timeout`` passes, which denies it.
+When the agent's approval broker is loaded (``harness:agent`` provides ``approval``), the
+console is one of its consoles: calls from the Tools page wait in the broker, and the page
+answers them with ``pending()`` / ``answer()`` like every other request.
 
-Decisions: ``allow_once``; ``allow_session`` (this tool, for the rest of this console's
-life when the call has no chat session); ``allow_always`` (the same, and the policy's rule
-is written by the agent's approval service when one is loaded); ``deny`` with a reason.
+Without it, the console answers its own calls: a Run on the Tools page (or a script using
+``POST /api/tools/{name}/call``) is executed with :class:`ConsoleApprovals` as the call's
+approval service, so an ``ask`` waits until someone answers in the page
+(``POST /api/approvals/{id}``) or ``timeout`` passes, which denies it. Nothing is provided
+as the root's ``approval`` service, so MCP clients keep being asked through their own
+client, and loading the agent later does not collide with the console.
+
+Decisions: ``allow_once``; ``allow_session`` and ``allow_always`` (this tool, for the rest of
+this console's life: without the agent's broker no policy file is edited); ``deny`` with a
+reason.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from ..mcp import McpApproval, _current
+from ..tools.approval import Approved, Denied
 from ..tools.calls import ToolCall
 from .stream import EventHub
 
@@ -53,25 +58,22 @@ class _Open:
 
 
 class ConsoleApprovals:
-    """The ``approval`` service of a console without another approval provider."""
+    """The approval service of the console's own calls, when no broker is loaded."""
 
     def __init__(self, hub: EventHub, timeout: float = TIMEOUT) -> None:
         self.hub = hub
         self.timeout = timeout
         self._open: dict[str, _Open] = {}
         self._allowed: set[str] = set()
-        self._mcp = McpApproval()
 
     def pending(self) -> list[dict[str, Any]]:
         """The open requests, oldest first."""
         return [request.to_dict() for request in self._open.values()]
 
-    async def request(self, call: ToolCall, reason: str) -> bool | str:
-        """Ask the person at the page; True when allowed, else why not."""
-        if _current.get() is not None:
-            return await self._mcp.request(call, reason)
+    async def request(self, call: ToolCall, reason: str) -> Approved | Denied:
+        """Ask the person at the page."""
         if call.name in self._allowed:
-            return True
+            return Approved("session")
         request = _Open(f"a{secrets.token_hex(6)}", call, reason, None)
         self._open[request.id] = request
         self.hub.publish("approval/request", request.to_dict())
@@ -87,10 +89,9 @@ class ConsoleApprovals:
         finally:
             self._open.pop(request.id, None)
         if request.decision == "deny":
-            return (
-                f"denied in the console: {request.why}" if request.why else "denied in the console"
-            )
-        return True
+            why = f": {request.why}" if request.why else ""
+            return Denied(f"denied in the console{why}")
+        return Approved("once" if request.decision == "allow_once" else "session")
 
     def answer(self, request_id: str, decision: str, reason: str | None = None) -> None:
         """Answer one open request."""

@@ -38,8 +38,10 @@ class WebConsole:
     def __init__(self, host: Host, hub: EventHub | None = None) -> None:
         self.host = host
         self.hub = hub or EventHub()
-        self.approvals: ConsoleApprovals | None = None
+        self.approvals = ConsoleApprovals(self.hub)
         self._dirty = False
+        self._attached: tuple[Any, Any] | None = None
+        """The approval broker this console declared itself to, and its detach."""
 
     @property
     def root(self) -> Any:
@@ -47,22 +49,14 @@ class WebConsole:
         return self.host.ctx
 
     def attach(self) -> None:
-        """Listen to the host's events; provide ``approval`` when no plugin does.
-
-        Call it before :meth:`harness.mcp.McpSurface.attach`: MCP calls are then still
-        asked through their client, and the others in the page.
-        """
+        """Listen to the host's events."""
         root = self.root
         root.on("tools/change", self._tools_changed)
         root.on("fiber/status", lambda fiber, previous: self._plugins_changed())
         for name in HOST_EVENTS:
             root.on(name, self._relay(name))
         root.on("agent/event", self._agent_event)
-        root.on("approval/request", self._relay("approval/request"))
-        root.on("approval/decided", self._relay("approval/decided"))
-        if root.get("approval") is None:
-            self.approvals = ConsoleApprovals(self.hub)
-            root.provide("approval", self.approvals)
+        self.approvals = ConsoleApprovals(self.hub)
 
     def wrapper(self, bind: str, token: str | None) -> Any:
         """A function turning the MCP app into MCP plus this console (``serve_http(wrap=)``)."""
@@ -150,12 +144,39 @@ class WebConsole:
             )
         return out
 
+    def broker(self) -> Any:
+        """The agent's approval broker (this console attached to it), or None."""
+        service = self.root.get("approval")
+        if service is None or not callable(getattr(service, "answer", None)):
+            return None
+        inner = getattr(service, "_service", service)  # each get() wraps it in a new view
+        if self._attached is None or self._attached[0] is not inner:
+            attach = getattr(service, "attach", None)
+            self._attached = (inner, attach() if callable(attach) else None)
+        return service
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Every open approval request this console can answer."""
+        broker = self.broker()
+        return list(broker.pending()) if broker else self.approvals.pending()
+
+    def answer(self, request_id: str, decision: str, reason: str | None) -> None:
+        """Answer one open request (the broker's, or the console's own)."""
+        broker = self.broker()
+        if broker is not None and any(item["id"] == request_id for item in broker.pending()):
+            broker.answer(request_id, decision, reason)
+        else:
+            self.approvals.answer(request_id, decision, reason)
+
     # -- actions ---------------------------------------------------------------------------
 
     async def call(self, name: str, args: Any, call_id: str) -> dict[str, Any]:
         """Run one call through the full pipeline: ``ToolResult.to_dict()`` + ``duration_ms``."""
+        broker = self.broker()
         started = time.perf_counter()
-        result = await self.host.tools.execute(ToolCall(call_id, name, args))
+        result = await self.host.tools.execute(
+            ToolCall(call_id, name, args), approval=None if broker else self.approvals
+        )
         return {**result.to_dict(), "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
 
     async def set_enabled(self, entry_id: str, enabled: bool) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..errors import ConfigError
+from ..errors import ConfigError, HarnessError
 from ..loader.writeback import UnknownEntry
 from .approvals import DECISIONS, UnknownApproval
 from .console import WebConsole
@@ -112,9 +112,7 @@ def build_app(console: WebConsole) -> Starlette:
         return JSONResponse(result)
 
     async def approvals(request: Request) -> Response:
-        broker = console.root.get("approval")
-        pending = getattr(broker, "pending", None)
-        return JSONResponse(pending() if callable(pending) else [])
+        return JSONResponse(console.pending())
 
     async def answer(request: Request) -> Response:
         body = await read_json(request)
@@ -124,15 +122,10 @@ def build_app(console: WebConsole) -> Starlette:
             raise BadRequest(400, f"decision must be one of {', '.join(DECISIONS)}")
         if reason is not None and not isinstance(reason, str):
             raise BadRequest(400, "reason must be a string")
-        broker = console.root.get("approval")
-        if not callable(getattr(broker, "answer", None)):
-            return fail(409, "the approval service loaded here is not answered in the console")
         try:
-            outcome = broker.answer(request.path_params["id"], decision, reason)
-            if hasattr(outcome, "__await__"):
-                await outcome
-        except (UnknownApproval, KeyError, LookupError) as exc:
-            return fail(404, str(exc).strip("'\""))
+            console.answer(request.path_params["id"], decision, reason)
+        except (UnknownApproval, HarnessError) as exc:
+            return fail(404 if "no open approval" in str(exc) else 409, str(exc))
         return JSONResponse({"id": request.path_params["id"], "decision": decision})
 
     async def events(request: Request) -> Response:

@@ -9,7 +9,7 @@ import pytest
 from harness import ConfigError
 from harness.loader.config import Plan, read_config
 
-from .conftest import write
+from ..helpers import write
 
 
 def plans(path: Path, **kwargs: object) -> dict[str, Plan]:
@@ -70,6 +70,37 @@ def test_bad_enabled_string_is_an_entry_error(tmp_path: Path) -> None:
     assert [str(e) for e in plan.errors] == [
         f"{path}:3: entry 'x': 'enabled' must be true or false (or yes/no/on/off/1/0), got 'maybe'"
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "overrides", "expected"),
+    [
+        ("disabled: 'yes'", [], False),
+        ("disabled: '${FLAG:-off}'", [], True),
+        ("disabled: true", ["x.enabled=true"], True),
+        ("enabled: true", ["x.disabled=on"], False),
+    ],
+)
+def test_disabled_is_the_negated_switch(
+    tmp_path: Path, line: str, overrides: list[str], expected: bool
+) -> None:
+    path = write(tmp_path / "c.yml", f"- id: x\n  name: ./x.py\n  {line}\n")
+    plan = plans(path, overrides=overrides)["x"]
+    assert plan.errors == []
+    assert plan.enabled is expected
+
+
+def test_bad_disabled_string_names_the_disabled_key(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yml", "- id: x\n  name: ./x.py\n  disabled: perhaps\n")
+    assert [str(e) for e in plans(path)["x"].errors] == [
+        f"{path}:3: entry 'x': 'disabled' must be true or false (or yes/no/on/off/1/0), "
+        "got 'perhaps'"
+    ]
+
+
+def test_an_invalid_name_is_reported_once(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yml", "- { id: x, name: 5 }\n")
+    assert [e.message for e in plans(path)["x"].errors] == ["'name' must be a non-empty string"]
 
 
 def test_unknown_keys_duplicate_ids_and_missing_names(tmp_path: Path) -> None:

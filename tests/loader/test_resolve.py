@@ -11,7 +11,7 @@ import pytest
 from harness import ToolsService
 from harness.loader.resolve import ResolveError, Resolver
 
-from .conftest import write
+from ..helpers import write
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ async def test_bundled_descriptions_follow_the_three_rules(host: Host) -> None:
 
 @pytest.mark.anyio
 async def test_generated_tool_reference_is_up_to_date(host: Host) -> None:
-    from harness.reference import tools_markdown
+    from harness.tools.reference import tools_markdown
 
     committed = (ROOT / "docs" / "tools.md").read_text()
     assert committed == tools_markdown(host.tools), "run `make docs` to regenerate docs/tools.md"

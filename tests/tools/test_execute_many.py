@@ -98,3 +98,172 @@ async def test_failures_keep_their_place(root: Context) -> None:
         [{"name": "nope"}, {"name": "read", "args": {"id": "x"}}, {"name": "read", "args": {}}]
     )
     assert [r.code for r in results] == ["unknown_tool", None, "tool_error"]
+
+
+class Gates:
+    """Tool bodies that record their start and wait until the test lets them finish."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.ended: list[str] = []
+        self._release: dict[str, anyio.Event] = {}
+        self._changed = anyio.Event()
+
+    def gate(self, label: str) -> anyio.Event:
+        return self._release.setdefault(label, anyio.Event())
+
+    async def run(self, label: str) -> str:
+        self.started.append(label)
+        self._poke()
+        await self.gate(label).wait()
+        self.ended.append(label)
+        self._poke()
+        return label
+
+    def _poke(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def until(self, condition: Any) -> None:
+        with anyio.fail_after(5):
+            while not condition():
+                await self._changed.wait()
+
+
+def gated_tools(gates: Gates, predicate_seen: list[Any] | None = None) -> list[Any]:
+    async def body(args: dict[str, Any]) -> str:
+        return await gates.run(args["id"])
+
+    def predicate(args: Any) -> bool:
+        if predicate_seen is not None:
+            predicate_seen.append(args)
+        return bool(args["id"].startswith("safe"))
+
+    return [
+        define_tool(
+            name="read",
+            description="r",
+            execute=body,
+            concurrency_safe=True,
+            parameters={"id": {"type": "string", "required": True}},
+        ),
+        define_tool(name="write", description="w", execute=body),
+        define_tool(
+            name="maybe",
+            description="m",
+            execute=body,
+            concurrency_safe=predicate,
+            parameters={"id": {"type": "string", "required": True}},
+        ),
+    ]
+
+
+async def test_a_rolling_pool_up_to_the_cap_then_an_exclusive_call_alone(root: Context) -> None:
+    gates = Gates()
+    await root.plugin(tool_plugin(*gated_tools(gates)))
+    calls = [{"name": "read", "args": {"id": label}} for label in ("a", "b", "c")]
+    calls += [{"name": "write", "args": {"id": "W"}}, {"name": "read", "args": {"id": "d"}}]
+    results: list[Any] = []
+
+    async def run() -> None:
+        results.extend(await root.tools.execute_many(calls, max_parallel=2))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await gates.until(lambda: gates.started == ["a", "b"])
+        gates.gate("b").set()  # a slot frees up: c starts while a still runs
+        await gates.until(lambda: gates.started == ["a", "b", "c"])
+        assert gates.ended == ["b"]
+        gates.gate("c").set()
+        await gates.until(lambda: gates.ended == ["b", "c"])
+        assert gates.started == ["a", "b", "c"]  # W waits for a, the last running call
+        gates.gate("a").set()
+        await gates.until(lambda: gates.started[-1:] == ["W"])
+        assert gates.ended == ["b", "c", "a"]
+        gates.gate("W").set()
+        await gates.until(lambda: gates.started[-1:] == ["d"])  # then the pool resumes
+        assert gates.ended == ["b", "c", "a", "W"]
+        gates.gate("d").set()
+    assert [r.result for r in results] == ["a", "b", "c", "W", "d"]
+
+
+async def test_calls_start_in_call_order(root: Context) -> None:
+    starts: list[str] = []
+
+    async def body(args: dict[str, Any]) -> str:
+        starts.append(args["id"])
+        await anyio.lowlevel.checkpoint()
+        return str(args["id"])
+
+    await root.plugin(
+        tool_plugin(define_tool(name="r", description="r", execute=body, concurrency_safe=True))
+    )
+    labels = [str(i) for i in range(40)]
+    for cap in (1, 3, 40):
+        starts.clear()
+        results = await root.tools.execute_many(
+            [{"name": "r", "args": {"id": label}} for label in labels], max_parallel=cap
+        )
+        assert starts == labels, cap
+        assert [r.result for r in results] == labels
+
+
+async def test_concurrency_predicate_sees_only_validated_args(root: Context) -> None:
+    gates = Gates()
+    seen: list[Any] = []
+    await root.plugin(tool_plugin(*gated_tools(gates, seen)))
+    for label in ("safe-1", "x", "safe-2"):
+        gates.gate(label).set()
+    results = await root.tools.execute_many(
+        [
+            {"name": "maybe", "args": '{"id": "safe-1"}'},
+            {"name": "maybe", "args": {"id": 7}},
+            {"name": "maybe", "args": {}},
+            {"name": "maybe", "args": "{not json"},
+            {"name": "maybe", "args": {"id": "x"}},
+            {"name": "maybe", "args": {"id": "safe-2"}},
+        ]
+    )
+    assert [r.code for r in results] == [
+        None,
+        "invalid_args",
+        "invalid_args",
+        "invalid_args",
+        None,
+        None,
+    ]
+    assert seen == [{"id": "safe-1"}, {"id": "x"}, {"id": "safe-2"}]
+    assert gates.started == ["safe-1", "x", "safe-2"]
+
+
+async def test_cancelling_execute_many_gives_a_result_for_every_call(root: Context) -> None:
+    gates = Gates()
+    await root.plugin(tool_plugin(*gated_tools(gates)))
+    calls = [{"id": label, "name": "read", "args": {"id": label}} for label in ("a", "b", "c")]
+    results: list[Any] = []
+    scope = anyio.CancelScope()
+
+    async def run() -> None:
+        with scope:
+            results.extend(await root.tools.execute_many(calls, max_parallel=1))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await gates.until(lambda: gates.started == ["a"])
+        scope.cancel()
+    assert [(r.id, r.code, r.error) for r in results] == [
+        ("a", "cancelled", "Tool read was cancelled"),
+        ("b", "cancelled", "Tool read was cancelled before it started"),
+        ("c", "cancelled", "Tool read was cancelled before it started"),
+    ]
+    assert gates.started == ["a"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+async def test_max_parallel_must_be_a_positive_whole_number(root: Context, bad: Any) -> None:
+    with pytest.raises(ValueError, match="max_parallel") as caught:
+        await root.tools.execute_many([{"name": "read"}], max_parallel=bad)
+    assert str(caught.value) == (
+        "max_parallel must be a whole number of at least 1 (None for the tools service's "
+        f"default, 10), got {bad!r}"
+    )

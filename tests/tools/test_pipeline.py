@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
-import time
+from functools import partial
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from harness import (
@@ -22,6 +23,7 @@ from harness import (
     define_tool,
 )
 from harness.tools import ERROR_CODES
+from harness.tools.approval import Pending
 
 from .conftest import tool_plugin
 
@@ -75,6 +77,11 @@ async def call(ctx: Context, name: str, args: Any = None, call_id: str = "c") ->
     return result
 
 
+class Later:
+    async def request(self, c: ToolCall, reason: str) -> Pending:
+        return Pending(f"allow {c.name}?")
+
+
 async def test_every_error_code(loaded: Context) -> None:
     seen: dict[str, str | None] = {}
 
@@ -86,12 +93,17 @@ async def test_every_error_code(loaded: Context) -> None:
             raise RuntimeError("secret internal detail")
         return await next()
 
+    async def ask_later(c: ToolCall, next: Any) -> Any:
+        return Ask("needs a person") if c.name == "later" else await next()
+
     loaded.on("tools/pre-execute", deny_forbidden)
+    loaded.on("tools/pre-execute", ask_later)
     loaded.on("tools/execute", crash)
     results = {
         "unknown_tool": await call(loaded, "nope"),
         "invalid_args": await call(loaded, "echo", {"text": 5}),
         "denied": await call(loaded, "forbidden"),
+        "approval_pending": await loaded.tools.execute(ToolCall("c", "later"), approval=Later()),
         "timeout": await call(loaded, "sleepy"),
         "tool_error": await call(loaded, "broken"),
         "invalid_output": await call(loaded, "bad_output"),
@@ -111,13 +123,14 @@ async def test_every_error_code(loaded: Context) -> None:
         "unknown_tool": "Tool nope not found",
         "invalid_args": "Invalid arguments for tool echo: text: expected string, got integer",
         "denied": "Tool denied: forbidden here",
+        "approval_pending": "Tool later is waiting for approval: needs a person",
         "timeout": "Tool sleepy timed out after 0.05 seconds",
         "tool_error": "disk is full",
         "invalid_output": (
             "Tool bad_output returned invalid output: ok: expected boolean, got string"
         ),
         "internal": "Internal error while running tool crash; see the host log",
-        "cancelled": "Tool sleepy was cancelled",
+        "cancelled": "Tool sleepy was cancelled before it started",
     }
 
 
@@ -247,26 +260,25 @@ async def test_ask_with_approval_service_that_approves_or_refuses(loaded: Contex
 
 async def test_sync_body_runs_in_a_worker_thread(root: Context) -> None:
     threads: list[int] = []
-    ticks: list[float] = []
+    ticked = threading.Event()
 
     def blocking(args: dict[str, Any]) -> str:
         threads.append(threading.get_ident())
-        time.sleep(0.2)
-        return "done"
+        # only the event loop sets this: it runs only if the loop is not blocked by this body
+        return "done" if ticked.wait(5) else "the loop was blocked"
 
     await root.plugin(tool_plugin(define_tool(name="block", description="b", execute=blocking)))
 
     async def ticker() -> None:
         for _ in range(5):
-            ticks.append(time.monotonic())
-            await anyio.sleep(0.01)
+            await anyio.lowlevel.checkpoint()
+        ticked.set()
 
     async with anyio.create_task_group() as group:
         group.start_soon(ticker)
         result = await call(root, "block")
     assert result.result == "done"
     assert threads[0] != threading.get_ident()
-    assert len(ticks) == 5  # the loop kept running while the body blocked
 
 
 async def test_sync_body_timeout_returns_at_once(root: Context) -> None:
@@ -344,3 +356,46 @@ async def test_call_given_as_mapping_or_malformed(loaded: Context) -> None:
     assert result.id.startswith("call-")
     bad = await loaded.tools.execute("echo")
     assert bad.code == "invalid_args"
+
+
+async def test_a_call_from_a_cancelled_scope_enters_no_stage(root: Context) -> None:
+    seen: list[str] = []
+
+    def body(args: dict[str, Any]) -> str:
+        seen.append("body")
+        return "ran"
+
+    async def stage(name: str, *args: Any) -> Any:
+        seen.append(name)
+        return await args[-1]()
+
+    await root.plugin(tool_plugin(define_tool(name="quick", description="q", execute=body)))
+    for name in ("tools/pre-execute", "tools/execute", "tools/post-execute"):
+        root.on(name, partial(stage, name))
+    root.on("tools/result", lambda call, result: seen.append(f"result {result.code}"))
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        result = await call(root, "quick")
+    assert (result.code, result.error) == (
+        "cancelled",
+        "Tool quick was cancelled before it started",
+    )
+    assert seen == ["result cancelled"]
+    # outside the cancelled scope the same call runs through every stage
+    seen.clear()
+    assert (await call(root, "quick")).result == "ran"
+    assert seen == [
+        "tools/pre-execute",
+        "tools/execute",
+        "body",
+        "tools/post-execute",
+        "result None",
+    ]
+
+
+async def test_tools_service_timeout_must_be_finite() -> None:
+    async with Context() as root:
+        for bad in (float("nan"), float("inf")):
+            with pytest.raises(ConfigError) as caught:
+                await root.plugin(ToolsService, {"timeout": bad})
+            assert caught.value.issues == ("timeout: Input should be a finite number",)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
 
 import jsonschema
@@ -152,3 +154,65 @@ def test_strict_eligibility_of_function_tools() -> None:
 
     assert qualifies_for_strict(both.parameters)
     assert not qualifies_for_strict(optional.parameters)
+
+
+@pytest.mark.parametrize("format", ["openai", "anthropic", "mcp"])
+async def test_schemas_are_read_only_snapshots(root: Context, format: Any) -> None:
+    await root.plugin(tool_plugin(LOOKUP))
+    first = root.tools.schemas(format)
+    with pytest.raises(TypeError, match="read-only snapshot"):
+        first[0]["name" if format != "openai" else "type"] = "changed"
+    params = {
+        "openai": lambda schema: schema["function"]["parameters"],
+        "anthropic": lambda schema: schema["input_schema"],
+        "mcp": lambda schema: schema["inputSchema"],
+    }[format](first[0])
+    with pytest.raises(TypeError, match="read-only snapshot"):
+        params["required"].append("extra")
+    with pytest.raises(TypeError, match="read-only snapshot"):
+        params["properties"].pop("word")
+    assert LOOKUP.parameters["required"] == ["word", "opts"]
+    # built once per change: the same snapshot until the registry changes
+    second = root.tools.schemas(format)
+    assert second is not first
+    assert second[0] is first[0]
+    first.append({"mine": True})  # the list is the caller's own
+    assert len(root.tools.schemas(format)) == 1
+    copied = copy.deepcopy(second[0])
+    copied["extra"] = [1]
+    assert type(copied) is dict
+    assert json.loads(json.dumps(second[0])) == second[0]
+    dispose = root.tools.register(LOOSE)
+    after = root.tools.schemas(format)
+    assert after[0] is not first[0]
+    assert after[0] == first[0]
+    assert len(after) == 2
+    dispose()
+    assert len(root.tools.schemas(format)) == 1
+
+
+async def test_strict_and_plain_snapshots_are_kept_apart(root: Context) -> None:
+    await root.plugin(tool_plugin(LOOKUP))
+    strict = root.tools.schemas("openai", strict=True)[0]["function"]
+    plain = root.tools.schemas("openai")[0]["function"]
+    assert strict["strict"] is True
+    assert "strict" not in plain
+
+
+def _named(name: str) -> Any:
+    return define_tool(name=name, description=f"Tool {name}", execute=lambda args: name)
+
+
+async def test_tools_are_ordered_by_their_plugins_position(root: Context) -> None:
+    first = root.plugin(tool_plugin(_named("b1"), _named("b2"), name="b"))
+    await first
+    await root.plugin(tool_plugin(_named("a1"), name="a"))
+    root.tools.register(_named("loose"))  # the root's own tools have no position: last
+    assert root.tools.list() == ["b1", "b2", "a1", "loose"]
+    root.tools.order_by({"a": 0, "b": 1})
+    assert root.tools.list() == ["a1", "b1", "b2", "loose"]
+    assert [s["name"] for s in root.tools.schemas("mcp")] == ["a1", "b1", "b2", "loose"]
+    await first.dispose()
+    assert root.tools.list() == ["a1", "loose"]
+    await root.plugin(tool_plugin(_named("b1"), _named("b2"), name="b"))
+    assert root.tools.list() == ["a1", "b1", "b2", "loose"]

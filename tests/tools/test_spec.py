@@ -228,3 +228,128 @@ def test_annotations_accept_both_spellings() -> None:
     assert a.annotations.to_mcp() == {"readOnlyHint": True, "openWorldHint": False}
     assert a.concurrency_safe is True
     assert make({}).concurrency_safe is False
+
+
+def _cyclic_object() -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "object"}
+    node["properties"] = {"child": node}
+    return node
+
+
+def _cyclic_items() -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "array"}
+    node["items"] = node
+    return node
+
+
+def _cyclic_value() -> list[Any]:
+    value: list[Any] = []
+    value.append(value)
+    return value
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        node = {"type": "array", "items": node}
+    return node
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        (
+            {"mode": {"type": "string", "enum": ["fast", 1]}},
+            "parameters.mode.enum[1]: 1 can never be valid here (expected string, got integer)",
+        ),
+        (
+            {"n": {"type": "integer", "enum": [1, True]}},
+            "parameters.n.enum[1]: true can never be valid here (expected integer, got boolean)",
+        ),
+        (
+            {"mode": {"enum": ["a", "b"], "const": "c"}},
+            'parameters.mode.const: "c" is not one of the enum values, so no value can match; '
+            "drop one of them",
+        ),
+        (
+            {"n": {"type": "integer", "const": 1.5}},
+            "parameters.n.const: 1.5 can never be valid here (expected integer, got number)",
+        ),
+        (
+            {"flag": {"type": "boolean", "const": 1}},
+            "parameters.flag.const: 1 can never be valid here (expected boolean, got integer)",
+        ),
+        (
+            {"xs": {"type": "array", "items": {"type": "integer"}, "enum": [[1, "x"]]}},
+            'parameters.xs.enum[0]: [1, "x"] can never be valid here ([1]: expected integer, '
+            "got string)",
+        ),
+        (
+            {"v": {"oneOf": [{"type": "string"}, {"type": "null"}], "const": 3}},
+            "parameters.v.const: 3 can never be valid here (matches none of the oneOf options "
+            "(expected string, got integer | expected null, got integer))",
+        ),
+        (
+            {"s": {"type": "string", "default": {1, 2}}},
+            "parameters.s.default: {1, 2} (set) is not a JSON value; use null, booleans, "
+            "numbers, strings, lists and dicts",
+        ),
+        (
+            {"s": {"type": "number", "examples": [1, float("nan")]}},
+            "parameters.s.examples[1]: nan is not a JSON value (JSON has no NaN or infinity)",
+        ),
+        (
+            {"s": {"type": "json", "default": {"a": {3: "x"}}}},
+            "parameters.s.default.a: key 3 is not a string (JSON keys are strings)",
+        ),
+        (
+            {"s": {"type": "json", "enum": [object]}},
+            "parameters.s.enum[0]: <class 'object'> (type) is not a JSON value; use null, "
+            "booleans, numbers, strings, lists and dicts",
+        ),
+        (
+            {"s": {"type": "json", "default": _cyclic_value()}},
+            "parameters.s.default[0]: contains itself (a cycle); a spec must be a finite tree",
+        ),
+        (
+            {"tree": _cyclic_object()},
+            "parameters.tree.child: contains itself (a cycle); a spec must be a finite tree",
+        ),
+        (
+            {"list": _cyclic_items()},
+            "parameters.list[]: contains itself (a cycle); a spec must be a finite tree",
+        ),
+        (
+            {"deep": _deep(100)},
+            "parameters.deep" + "[]" * 63 + ": nested too deeply (more than 64 levels)",
+        ),
+    ],
+)
+def test_unsatisfiable_non_json_and_cyclic_specs_are_rejected(
+    parameters: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        make(parameters)
+    assert str(caught.value) == "tool 't': " + message
+
+
+def test_satisfiable_enum_and_const_combinations_still_define() -> None:
+    tool = make(
+        {
+            "mode": {"type": "string", "enum": ["a", "b"], "const": "a", "default": "a"},
+            "n": {"type": "integer", "const": 2.0, "examples": [2, {"k": [None, 1.5]}]},
+            "v": {"oneOf": [{"type": "string"}, {"type": "null"}], "enum": ["x", None]},
+        }
+    )
+    assert issues(tool, {"mode": "a", "n": 2, "v": None}) is None
+    assert issues(tool, {"mode": "b"}) == 'mode: expected "a", got "b"'
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), -1, 0, True, "5"])
+def test_timeout_must_be_a_positive_finite_number(timeout: Any) -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        make({}, timeout=timeout)
+    assert str(caught.value) == (
+        "tool 't': timeout must be a positive number of seconds (None for no limit), "
+        f"got {timeout!r}"
+    )

@@ -1,3 +1,5 @@
+"""Helpers shared by the tests: files, tool plugins, and the real harness executable."""
+
 from __future__ import annotations
 
 import os
@@ -6,8 +8,6 @@ import sys
 import textwrap
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 
@@ -59,14 +59,6 @@ def run_harness(
         timeout=60,
         check=False,
     )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A folder with three tool plugins and nothing else."""
-    for name in ("alpha", "beta", "gamma"):
-        tool_plugin(tmp_path / "plugins" / f"{name}.py", name)
-    return tmp_path
 
 
 def entries(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 
 from harness import ConfigError, Host
 
-from .conftest import write
+from .helpers import write
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import HARNESS, entries, run_harness, tool_plugin, write
+from .helpers import HARNESS, entries, run_harness, tool_plugin, write
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A folder with three tool plugins and nothing else."""
+    for name in ("alpha", "beta", "gamma"):
+        tool_plugin(tmp_path / "plugins" / f"{name}.py", name)
+    return tmp_path
 
 
 def test_every_name_resolution_kind(project: Path) -> None:
@@ -424,7 +432,7 @@ def test_call_asks_at_a_terminal_prompt(project: Path, answer: str, code: int) -
                 ready, _, _ = select.select([leader], [], [], 30)
                 assert ready, f"no prompt; saw {seen!r}"
                 seen += os.read(leader, 1024)
-            assert b'Allow alpha({"text": "t"})? the test asks' in seen
+            assert b'Allow the tool call alpha({"text": "t"})? the test asks' in seen
             os.write(leader, f"{answer}\n".encode())
             assert process.wait(timeout=30) == code
             while True:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from .tools.formats import mcp
-from .tools.service import ToolsService
+from .formats import mcp
+from .service import ToolsService
 
 
 def tools_markdown(tools: ToolsService, title: str = "Tool reference") -> str:

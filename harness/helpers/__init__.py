@@ -1,0 +1,1 @@
+"""Helpers for writing tool plugins: a confined folder (``workspace``) and safe git (``git``)."""

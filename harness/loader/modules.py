@@ -1,0 +1,94 @@
+"""Which plugin modules are loaded from which files, in ``sys.modules``.
+
+Plugins loaded by path are imported as modules of a synthetic package per folder
+(``harness_local_<hash>.<stem>``), so two ``tools.py`` in different folders never collide
+and relative imports work. Hot reload takes the modules of changed files out of the import
+system (:class:`Stash`) so the next import reads the files anew, and puts them back when the
+new version is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import re
+import sys
+import types
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+LOCAL_PREFIX = "harness_local_"
+
+
+def local_module_name(path: Path) -> str:
+    """The unique module name of a plugin file or package folder, in its folder's package."""
+    folder = path.parent
+    package = LOCAL_PREFIX + hashlib.sha1(str(folder).encode()).hexdigest()[:12]
+    if package not in sys.modules:
+        module = types.ModuleType(package)
+        module.__path__ = [str(folder)]
+        module.__package__ = package
+        spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+        module.__spec__ = spec
+        sys.modules[package] = module
+    stem = path.name if path.is_dir() else path.stem
+    safe = re.sub(r"\W", "_", stem)
+    return f"{package}.{safe if safe.isidentifier() else '_' + safe}"
+
+
+def local_modules_in(files: set[Path]) -> dict[str, Any]:
+    """The plugin modules loaded by path (not their folder packages) from ``files``.
+
+    Plugin modules are imported from resolved paths, so their ``__file__`` compares as a
+    string: no file-system call per module, however many plugins are loaded.
+    """
+    wanted = {str(file) for file in files}
+    return {
+        name: module
+        for name, module in list(sys.modules.items())
+        if name.startswith(LOCAL_PREFIX)
+        and "." in name
+        and getattr(module, "__file__", None) in wanted
+    }
+
+
+def forget_modules(modules: dict[str, Any]) -> None:
+    """Drop modules from the import system, and from their parent package's attributes
+    (``from . import helper`` would otherwise find the old module there)."""
+    for name in modules:
+        sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        package = sys.modules.get(parent)
+        if package is not None and getattr(package, child, None) is modules[name]:
+            delattr(package, child)
+
+
+def _put_back(modules: dict[str, Any]) -> None:
+    sys.modules.update(modules)
+    for name, module in modules.items():
+        parent, _, child = name.rpartition(".")
+        package = sys.modules.get(parent)
+        if package is not None:
+            setattr(package, child, module)
+
+
+class Stash:
+    """The plugin modules of some files, taken out of the import system until put back."""
+
+    def __init__(self, files: Iterable[Path]) -> None:
+        self.files = set(files)
+        self.modules = local_modules_in(self.files)
+        """The modules taken out, by name."""
+        forget_modules(self.modules)
+
+    @property
+    def names(self) -> set[str]:
+        """The names of the modules taken out."""
+        return set(self.modules)
+
+    def restore(self) -> None:
+        """Drop what was imported from the files since, and put the old modules back."""
+        forget_modules(local_modules_in(self.files))
+        _put_back(self.modules)

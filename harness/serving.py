@@ -1,0 +1,178 @@
+"""Serving a host from a terminal: ``harness run`` and ``harness mcp``, and what they print.
+
+:func:`serve` enters a :class:`~harness.host.Host`, prints its entries and problems, serves
+its tools over MCP (streamable HTTP, stdio, or not at all) and stops on SIGINT/SIGTERM.
+Beside it: the terminal approval service of ``harness call``, the status table, and the
+one-line log format (tracebacks only under ``--debug``).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .host import EntryStatus, Host
+from .tools.approval import prompt
+from .tools.calls import ToolCall
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How ``run`` serves MCP."""
+
+    transport: str = "none"
+    """``http``, ``stdio`` or ``none``."""
+    bind: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    web: bool = False
+    """Serve the web console at ``/`` beside ``/mcp`` (HTTP only)."""
+
+
+async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> None:
+    """Enter ``host`` and serve it until a signal (or, on stdio, until the client leaves)."""
+    from .mcp import McpSurface, check_bind  # the MCP SDK loads only for serving
+
+    if serving.transport == "http":
+        check_bind(serving.bind, serving.token)  # before loading anything
+    if not debug:
+        logging.getLogger("harness.reload").setLevel(logging.INFO)  # say what each reload did
+    err = Console(stderr=True)
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with host:
+            if table:
+                # with MCP on stdio, stdout belongs to the protocol
+                Console(stderr=serving.transport == "stdio").print(
+                    status_table(host.status(), with_tools=True)
+                )
+                for problem in host.problems():
+                    err.print(f"[yellow]problem[/]: {problem}", highlight=False)
+            console = None
+            if serving.transport == "http" and serving.web:
+                from .web import WebConsole
+
+                console = WebConsole(host)
+                console.attach()  # before MCP's: approvals from the page are asked there
+            surface = McpSurface(host.ctx)
+            surface.attach()
+            async with anyio.create_task_group() as group:
+
+                async def stop_on_signal() -> None:
+                    async for _ in signals:
+                        if console is not None:
+                            console.hub.drop_streams()  # open pages must not hold the exit
+                        group.cancel_scope.cancel()
+                        return
+
+                def ready(url: str) -> None:
+                    err.print(f"serving MCP at {url}", highlight=False)
+                    if console is not None:
+                        page = url.removesuffix("mcp")
+                        if serving.token:
+                            page += f"?token={serving.token}"
+                        err.print(f"web console at {page}", highlight=False)
+
+                group.start_soon(stop_on_signal)
+                if serving.transport == "http":
+                    wrap = console.wrapper(serving.bind, serving.token) if console else None
+                    group.start_soon(
+                        lambda: surface.serve_http(
+                            serving.bind, serving.port, serving.token, ready, wrap
+                        )
+                    )
+                elif serving.transport == "stdio":
+
+                    async def stdio() -> None:
+                        await surface.serve_stdio()
+                        group.cancel_scope.cancel()  # the client went away
+
+                    group.start_soon(stdio)
+                if table:
+                    count = len(host.tools.list())
+                    err.print(
+                        f"harness is running {count} tool(s); press Ctrl-C to stop",
+                        highlight=False,
+                    )
+        if table:
+            err.print("harness stopped", highlight=False)
+
+
+class CliApproval:
+    """The ``approval`` service of ``harness call``: --yes, a terminal prompt, or no."""
+
+    def __init__(self, yes: bool) -> None:
+        self.yes = yes
+        self.refused_without_terminal = False
+
+    async def request(self, call: ToolCall, reason: str) -> bool:
+        """Approve with --yes; else ask on the terminal; refuse without one."""
+        if self.yes:
+            return True
+        if not sys.stdin.isatty():
+            self.refused_without_terminal = True
+            return False
+        question = prompt(call, reason)  # control and bidirectional characters made visible
+        answer: bool = await anyio.to_thread.run_sync(
+            lambda: click.confirm(question, default=False, err=True)
+        )
+        return answer
+
+
+def status_table(statuses: list[EntryStatus], with_tools: bool, with_error: bool = True) -> Table:
+    """The entries as a table: id, name, state, and optionally tools and error."""
+    table = Table(title="harness")
+    table.add_column("id")
+    table.add_column("name")
+    table.add_column("state")
+    if with_tools:
+        table.add_column("tools")
+    if with_error:
+        table.add_column("error", overflow="fold")
+    colours = {"active": "green", "failed": "red", "pending": "yellow", "disabled": "dim"}
+    for status in statuses:
+        label = f"  {status.id}" if status.group else status.id
+        state = f"[{colours.get(status.state, 'white')}]{status.state}[/]"
+        row = [label, status.name or "(group)", state]
+        if with_tools:
+            row.append(", ".join(status.tools))
+        if with_error:
+            row.append(status.error or "")
+        table.add_row(*row)
+    return table
+
+
+class LogFormatter(logging.Formatter):
+    """One line per record; tracebacks only in debug mode."""
+
+    def __init__(self, debug: bool) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
+        self.debug = debug
+
+    def formatException(self, ei: Any) -> str:
+        return super().formatException(ei) if self.debug else ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not self.debug:
+            record = logging.makeLogRecord(record.__dict__)
+            record.exc_info = None
+            record.exc_text = None
+            record.stack_info = None
+        return super().format(record)
+
+
+def configure_logging(debug: bool) -> None:
+    """harness's loggers to stderr, one line per record; debug level under ``--debug``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(LogFormatter(debug))
+    logger = logging.getLogger("harness")
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+    logger.propagate = False
