@@ -57,7 +57,7 @@ async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> No
                     err.print(f"[yellow]problem[/]: {problem}", highlight=False)
             console = None
             if serving.transport == "http" and serving.web:
-                from .web import WebConsole
+                from .web import WebConsole, console_app
 
                 console = WebConsole(host)
                 console.attach()  # before MCP's: approvals from the page are asked there
@@ -82,7 +82,13 @@ async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> No
 
                 group.start_soon(stop_on_signal)
                 if serving.transport == "http":
-                    wrap = console.wrapper(serving.bind, serving.token) if console else None
+                    wrap = None
+                    if console is not None:
+                        web = console
+
+                        def wrap(mcp_app: Any) -> Any:
+                            return console_app(web, mcp_app, serving.bind, serving.token)
+
                     group.start_soon(
                         lambda: surface.serve_http(
                             serving.bind, serving.port, serving.token, ready, wrap

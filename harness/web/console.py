@@ -58,12 +58,6 @@ class WebConsole:
         root.on("agent/event", self._agent_event)
         self.approvals = ConsoleApprovals(self.hub)
 
-    def wrapper(self, bind: str, token: str | None) -> Any:
-        """A function turning the MCP app into MCP plus this console (``serve_http(wrap=)``)."""
-        from . import console_app
-
-        return lambda mcp_app: console_app(self, mcp_app, bind, token)
-
     # -- events ----------------------------------------------------------------------------
 
     def _relay(self, kind: str) -> Any:
