@@ -81,6 +81,8 @@ def make_project(folder: Path, extra: str = "", plugins: dict[str, str] | None =
         .read_text()
         .replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
     )
+    # the file and git tools are off by default: the console's tests use them
+    text = re.sub(r"(- id: (files|git) .*\n)    enabled: false\n", r"\1", text)
     config.write_text(text + extra)
     return config
 
