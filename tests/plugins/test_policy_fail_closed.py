@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import shutil
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.lowlevel
