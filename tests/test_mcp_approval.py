@@ -34,7 +34,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml") as host:
+    async with Host(ROOT / "cordis.yml", overrides=["files.enabled=true"]) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served
