@@ -13,6 +13,8 @@ from mcp import Client
 from harness import Host, ToolCall, ToolResult
 from harness.mcp import APPROVAL_KEY, McpSurface
 
+from .plugins.conftest import ALL_ON
+
 ROOT = Path(__file__).resolve().parents[1]
 ACCEPT = types.ElicitResult(action="accept", content={"approve": True})
 
@@ -34,7 +36,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml", overrides=["files.enabled=true"]) as host:
+    async with Host(ROOT / "cordis.yml", overrides=ALL_ON) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served
@@ -144,7 +146,6 @@ async def test_an_edited_state_approves_nothing(
         assert state is not None
         if edit == "flip":
             version, body, mac = state.split(".")
-            # The last character: its low bits are padding a lax decoder would ignore.
             state = f"{version}.{body}.{mac[:-1]}{'A' if mac[-1] != 'A' else 'B'}"
         elif edit == "first":
             version, body, mac = state.split(".")

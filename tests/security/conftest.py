@@ -16,9 +16,9 @@ from harness import Host, ToolResult
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "cordis.yml"
 PLUGINS = ROOT / "plugins"
-BUNDLED_ON = ["files.enabled=true", "git.enabled=true"]
-"""The bundled file and git tools ship switched off; the attack tests switch them on."""
 HARNESS = str(Path(sys.executable).parent / "harness")
+ALL_ON = ("files.enabled=true", "git.enabled=true")
+"""The bundled file and git tools ship switched off; the attack tests switch them on."""
 
 
 @pytest.fixture
@@ -32,8 +32,8 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def host(workspace: Path) -> AsyncIterator[Host]:
-    """The repository's own cordis.yml, running, with its file and git tools switched on."""
-    async with Host(CONFIG, overrides=BUNDLED_ON) as running:
+    """The repository's own cordis.yml, running."""
+    async with Host(CONFIG, overrides=ALL_ON) as running:
         yield running
 
 
