@@ -185,7 +185,7 @@ class ScriptedServer:
     ) -> None:
         self.stop()
 
-    def start(self, timeout: float = 10.0) -> None:
+    def start(self, timeout: float = 60.0) -> None:
         """Start serving; return once the port is listening."""
         import uvicorn
 
@@ -196,7 +196,7 @@ class ScriptedServer:
         self._thread = threading.Thread(target=self._serve, name="scripted-llm", daemon=True)
         self._thread.start()
         if not self._started.wait(timeout):
-            raise RuntimeError("the scripted server did not start within 10 seconds")
+            raise RuntimeError(f"the scripted server did not start within {timeout:g} seconds")
         if self._error is not None:
             raise RuntimeError(f"the scripted server failed to start: {self._error}")
 

@@ -58,7 +58,7 @@ class AgentConfig(pydantic.BaseModel):
     policy: str = "policy"
     """The id of the policy entry whose rules ``allow_always`` extends."""
     config_file: str | None = None
-    """The cordis.yml ``allow_always`` edits (default: $HARNESS_CONFIG, else cordis.yml)."""
+    """The cordis.yml ``allow_always`` edits (default: the host's config file)."""
 
 
 class AgentService(Service):
@@ -66,7 +66,11 @@ class AgentService(Service):
 
     name = "agent"
     provides = ("agent", "approval")
-    inject: ClassVar[list[str]] = ["llm", "tools"]
+    inject: ClassVar[dict[str, dict[str, bool]]] = {
+        "llm": {},
+        "tools": {},
+        "host": {"required": False},  # for the config file allow_always edits
+    }
     Config = AgentConfig
 
     def __init__(self, ctx: Context, config: AgentConfig) -> None:
@@ -74,9 +78,11 @@ class AgentService(Service):
         self.config = config
         base = ctx.base_dir
         self.store = SessionStore(None if config.sessions is None else base / config.sessions)
-        config_file = config.config_file or os.environ.get("HARNESS_CONFIG") or "cordis.yml"
+        host = ctx.get("host")
+        default = host.config_path if host is not None else os.environ.get("HARNESS_CONFIG")
+        config_file = base / (config.config_file or default or "cordis.yml")
         self.approvals = ApprovalBroker(
-            config.approval_timeout, self._emit_plain, base / config_file, config.policy
+            config.approval_timeout, self._emit_plain, config_file.absolute(), config.policy
         )
         ctx.provide("approval", self.approvals)
         self.system_prompt = f"{config.system.strip()}\n\n{TOOL_RULES}".strip()

@@ -1,6 +1,7 @@
 """The loop on asyncio and trio, through an llm provider that does not use the openai SDK.
 
-The provider is the guide's "another llm provider" example, run as a plugin by path.
+The provider is the guide's "another llm provider" example (docs/agent.md), run verbatim as
+a plugin by path.
 """
 
 from __future__ import annotations
@@ -17,39 +18,17 @@ from .conftest import PLUGINS, SLOW_PLUGIN, write
 
 pytestmark = pytest.mark.anyio
 
-PROVIDER = '''
-"""A provider of the llm service: it asks for one tool call, then repeats the result."""
-
-import json
-
-import anyio
-from harness import Service
-from harness.llm import ChatRequest, Completion, RequestedCall
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "agent.md"
 
 
-class Parrot(Service):
-    name = "parrot"
-    provides = ("llm",)
-
-    def __init__(self, ctx, config):
-        super().__init__(ctx, "llm")
-        self.tool = config["tool"]
-
-    async def complete(self, request: ChatRequest, on_text=None) -> Completion:
-        last = request.messages[-1]
-        if last["role"] == "tool":
-            text = f"The tool said {last['content']}"
-            for word in text.split(" "):
-                await anyio.lowlevel.checkpoint()
-                if on_text is not None:
-                    on_text(word + " ")
-            return Completion(text=text, usage={"total_tokens": len(text)})
-        call = RequestedCall("p1", self.tool, json.dumps({"text": last["content"]}))
-        return Completion(tool_calls=(call,), finish_reason="tool_calls")
+def guide_provider() -> str:
+    """The provider of the guide's section 10, verbatim."""
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text[text.index("## 10. Writing another `llm` provider") :]
+    return section.split("```python\n", 2)[2].split("```", 1)[0]
 
 
-apply = Parrot  # the module is the plugin; the class is applied with (ctx, config)
-'''
+PROVIDER = guide_provider()
 
 
 def config(tmp_path: Path, tool: str) -> Path:
@@ -109,3 +88,11 @@ async def test_cancelling_a_running_tool(tmp_path: Path) -> None:
     assert events[-1]["reason"] == "cancelled"
     result = next(e for e in events if e["type"] == "tool/result")["result"]
     assert result["code"] == "cancelled"
+
+
+def test_the_guide_python_blocks_compile() -> None:
+    import ast
+    import re
+
+    for index, block in enumerate(re.findall(r"```python\n(.*?)```", GUIDE.read_text(), re.S)):
+        compile(block, f"agent.md[{index}]", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
