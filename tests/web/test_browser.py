@@ -89,6 +89,11 @@ def test_switching_an_entry_edits_the_config_and_the_tools_follow(
     page.get_by_role("region", name="echo").wait_for()
     assert config.read_text().replace("    enabled: true\n", "") == before
     assert same_page(page)
+    page.get_by_role("link", name="Chat").click()
+    notice = page.get_by_role("note")
+    notice.get_by_text("No model configured").wait_for()
+    assert "harness:openai" in notice.inner_text()
+    assert page.get_by_role("button", name="Send").is_hidden()
 
 
 def test_editing_a_plugin_file_updates_the_tools_page(page: Any, served: Served) -> None:
