@@ -56,9 +56,14 @@ def ensure_chromium() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the whole session."""
+    """One headless Chromium per test module.
+
+    Not per session: Playwright's sync API holds this thread's asyncio loop while it runs,
+    so it must have ended before any other module's async tests run in the same process
+    (pytest-xdist hands whole files to a worker, one after the other).
+    """
     from playwright.sync_api import sync_playwright
 
     path = ensure_chromium()
