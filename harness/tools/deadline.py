@@ -33,9 +33,17 @@ from typing import Any
 import anyio
 
 
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None under trio (where asyncio's own call raises)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 async def run_with_deadline(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
     """Await ``coro`` for at most ``seconds``; return ``(value, timed_out)``."""
-    loop = asyncio._get_running_loop()
+    loop = running_loop()
     if loop is None:  # trio: its deadlines are cancel scopes, entered before the first step
         with anyio.move_on_after(seconds) as scope:
             return await coro, False

@@ -18,7 +18,6 @@ import itertools
 import json
 import logging
 import math
-from asyncio import _get_running_loop as _running_loop
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -32,7 +31,7 @@ from ..errors import ToolArgsError, ToolConflict, ToolDefinitionError
 from ..service import Service, caller_aware
 from . import formats, jsonvalue
 from .calls import Ask, Deny, ToolCall, ToolResult
-from .deadline import finish_by, run_with_deadline
+from .deadline import finish_by, run_with_deadline, running_loop
 from .define import OutputMismatch, ToolDefinition
 from .function import tool as tool_from_function
 from .render import RenderError, render
@@ -464,7 +463,7 @@ async def _invoke(
         coro = body()
         if seconds is None:
             return await coro, False
-        loop = _running_loop()
+        loop = running_loop()
         if loop is None:  # trio
             return await run_with_deadline(coro, seconds)
         # The first step runs eagerly; a deadline is armed only if the body suspends.
