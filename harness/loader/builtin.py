@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from ..tools.service import ToolsService
 
-BUILTINS: dict[str, Any] = {
-    "tools": ToolsService,
-}
+
+class _Builtins(dict[str, Any]):
+    """Name → plugin; a ``"module:attribute"`` value is imported when first looked up.
+
+    The agent-level builtins live above the loader, so the loader names them by string
+    instead of importing them (imports run only downward).
+    """
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = super().get(key, default)
+        if isinstance(value, str):
+            module, _, attribute = value.partition(":")
+            value = getattr(importlib.import_module(module), attribute)
+            self[key] = value
+        return value
+
+
+BUILTINS: dict[str, Any] = _Builtins(
+    {
+        "tools": ToolsService,
+        "openai": "harness.llm.openai_chat:OpenAIChat",
+        "agent": "harness.agent.service:AgentService",
+    }
+)

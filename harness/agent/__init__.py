@@ -1,0 +1,20 @@
+"""The agent loop: sessions of a model calling the registry's tools, and their approvals."""
+
+from .approvals import DECISIONS, ApprovalBroker, ApprovalError
+from .log import SessionNotFound
+from .service import AgentConfig, AgentService
+from .session import Session, TurnEvents
+
+Agent = AgentService
+
+__all__ = [
+    "DECISIONS",
+    "Agent",
+    "AgentConfig",
+    "AgentService",
+    "ApprovalBroker",
+    "ApprovalError",
+    "Session",
+    "SessionNotFound",
+    "TurnEvents",
+]

@@ -1,0 +1,209 @@
+"""``harness:agent``: the ``agent`` service (sessions and their turns) and the ``approval`` broker.
+
+It injects ``llm`` (a provider plugin such as ``harness:openai``) and ``tools``; without an
+``llm`` the entry stays pending, naming it. The registry is read afresh for each step, so a
+tool hot-reloaded between two steps is live in the next one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio
+import pydantic
+
+from ..service import Service
+from ..tools.calls import ToolCall, ToolResult
+from .approvals import ApprovalBroker
+from .log import SessionNotFound, SessionStore, check_id, new_id
+from .session import Session
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from ..context import Context
+    from ..llm.base import LLM
+
+_log = logging.getLogger("harness.agent")
+
+TOOL_RULES = """\
+How to use tools:
+- Call a tool only when the request needs what it does; otherwise answer directly.
+- Pick the tool whose description fits; follow what descriptions say about limits and \
+which tool to use instead.
+- Results arrive as JSON. When a call fails, read its error and code, then fix the arguments \
+or tell the user; do not repeat a denied call unchanged.
+- Never invent tool results, file contents or command output."""
+
+
+class AgentConfig(pydantic.BaseModel):
+    """Config of a ``harness:agent`` entry."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    system: str = "You are a careful assistant. Use the tools you are given when they help."
+    """The system prompt; harness appends its short tool-use rules."""
+    max_steps: int = pydantic.Field(25, ge=1, le=1000)
+    """Model requests per turn before the wrap-up request."""
+    sessions: str | None = "./.harness/sessions"
+    """The folder of the session logs (relative to cordis.yml); null keeps them in memory."""
+    tools: list[str] = ["*"]
+    """Globs over registry names: the tools the model sees and may call."""
+    approval_timeout: float = pydantic.Field(300.0, gt=0)
+    """Seconds an approval request waits before it is denied."""
+    policy: str = "policy"
+    """The id of the policy entry whose rules ``allow_always`` extends."""
+    config_file: str | None = None
+    """The cordis.yml ``allow_always`` edits (default: $HARNESS_CONFIG, else cordis.yml)."""
+
+
+class AgentService(Service):
+    """Sessions of a model using the registry's tools, provided as ``ctx.agent``."""
+
+    name = "agent"
+    provides = ("agent", "approval")
+    inject: ClassVar[list[str]] = ["llm", "tools"]
+    Config = AgentConfig
+
+    def __init__(self, ctx: Context, config: AgentConfig) -> None:
+        super().__init__(ctx, "agent")
+        self.config = config
+        base = ctx.base_dir
+        self.store = SessionStore(None if config.sessions is None else base / config.sessions)
+        config_file = config.config_file or os.environ.get("HARNESS_CONFIG") or "cordis.yml"
+        self.approvals = ApprovalBroker(
+            config.approval_timeout, self._emit_plain, base / config_file, config.policy
+        )
+        ctx.provide("approval", self.approvals)
+        self.system_prompt = f"{config.system.strip()}\n\n{TOOL_RULES}".strip()
+        self.running: dict[int, Any] = {}
+        """The calls of running steps, by ``id()`` of their ToolCall."""
+        self._open: dict[str, Session] = {}
+        self._visible: dict[str, dict[str, Any]] | None = None
+        ctx.on("tools/execute", self._around)
+        ctx.on("tools/result", self._on_result)
+        ctx.on("tools/change", self._on_change)
+
+    async def stop(self) -> None:
+        for session in self._open.values():
+            self.approvals.forget(session)
+            session.close()
+        self._open.clear()
+
+    @property
+    def max_steps(self) -> int:
+        return self.config.max_steps
+
+    @property
+    def llm(self) -> LLM:
+        """The injected model."""
+        model: LLM = self.ctx.llm
+        return model
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def session(self, session_id: str | None = None) -> Session:
+        """A new session, or the session ``session_id`` resumed from its log."""
+        if session_id is None:
+            session_id = new_id()
+            while self.store.exists(session_id):
+                session_id = new_id()
+            session = Session(self, session_id, [], self.store.writer(session_id))
+        else:
+            check_id(session_id)
+            if session_id in self._open:
+                return self._open[session_id]
+            events, size = self.store.load(session_id)
+            session = Session(self, session_id, events, self.store.writer(session_id, size))
+        self._open[session_id] = session
+        return session
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """``{id, title, created, updated, turns}`` of every session, the latest first."""
+        listed = []
+        for session_id in self.store.ids():
+            if session_id in self._open:
+                events = self._open[session_id].events
+            else:
+                try:
+                    events, _ = self.store.load(session_id)
+                except (SessionNotFound, OSError):
+                    continue
+            listed.append(summary(session_id, events))
+        for session_id, session in self._open.items():
+            if not self.store.exists(session_id):  # new, nothing logged yet
+                listed.append(summary(session_id, session.events))
+        listed.sort(key=lambda item: item["updated"] or "", reverse=True)
+        return listed
+
+    def delete(self, session_id: str) -> None:
+        """Delete a session and its log (a running turn is cancelled first)."""
+        session = self._open.pop(check_id(session_id), None)
+        if session is not None:
+            self.approvals.forget(session)
+            session.close()
+            if not self.store.exists(session_id):
+                return
+        self.store.delete(session_id)
+
+    # -- tools -----------------------------------------------------------------------------
+
+    def visible_tools(self) -> dict[str, dict[str, Any]]:
+        """The tools the model may see and call, name → OpenAI schema (read afresh)."""
+        if self._visible is None:
+            tools = self.ctx.tools
+            names = [
+                name
+                for name in tools.list()
+                if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.config.tools)
+            ]
+            schemas = {item["function"]["name"]: item for item in tools.schemas("openai")}
+            self._visible = {name: schemas[name] for name in names if name in schemas}
+        return self._visible
+
+    def _on_change(self, *args: Any) -> None:
+        self._visible = None
+
+    async def _around(self, call: ToolCall, next: Callable[[], Awaitable[ToolResult]]) -> Any:
+        run = self.running.get(id(call))
+        if run is None:
+            return await next()
+        if run.cancelled:
+            return ToolResult.failure(call, "cancelled", f"Tool {call.name} was cancelled")
+        run.started = time.perf_counter()
+        result = None
+        with anyio.CancelScope() as scope:
+            run.scope = scope
+            result = await next()
+        run.ended = time.perf_counter()
+        run.scope = None
+        if result is None or scope.cancelled_caught:
+            return ToolResult.failure(call, "cancelled", f"Tool {call.name} was cancelled")
+        return result
+
+    def _on_result(self, call: ToolCall, result: ToolResult) -> None:
+        run = self.running.get(id(call))
+        if run is not None:
+            run.result = result
+            if not run.ended and run.started:
+                run.ended = time.perf_counter()
+
+    def _emit_plain(self, kind: str, fields: dict[str, Any]) -> None:
+        self.ctx.emit("agent/event", {"type": kind, "session": None, **fields})
+
+
+def summary(session_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """One line of ``agent.sessions()``."""
+    title = next((str(e.get("input", "")) for e in events if e.get("type") == "turn/start"), "")
+    title = " ".join(title.split())
+    return {
+        "id": session_id,
+        "title": title[:80] + ("…" if len(title) > 80 else ""),
+        "created": events[0].get("time") if events else None,
+        "updated": events[-1].get("time") if events else None,
+        "turns": sum(1 for e in events if e.get("type") == "turn/start"),
+    }

@@ -1,0 +1,457 @@
+"""A conversation: its history, its event log, and the turn loop.
+
+A turn starts with a user message and runs steps: each step sends the system prompt, the
+history and the visible tools' schemas, streams the answer, and runs the tool calls it asks
+for through the pipeline (``tools.execute_many``, results in the model's order). It ends
+``done`` (an answer without tool calls), ``max_steps`` (after the wrap-up request made with
+``tool_choice: "none"``), ``cancelled`` or ``error``. One turn runs at a time; messages sent
+meanwhile wait their turn. Every event is logged, published to the turn's reader and
+emitted as ``agent/event``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+
+from ..llm.base import ChatRequest, LLMError, RequestedCall
+from ..tools.calls import ToolCall, ToolResult
+from .approvals import current_session
+from .log import LogWriter, now
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..llm.base import LLM
+    from .approvals import ApprovalBroker
+
+_log = logging.getLogger("harness.agent")
+
+WRAP_UP = (
+    "[harness] This turn has used its step budget: do not call tools now. Answer the user "
+    "with what you found so far, and say what is left to do."
+)
+
+
+class Agent(Protocol):
+    """What a session needs of the agent service."""
+
+    ctx: Context
+    approvals: ApprovalBroker
+    system_prompt: str
+    running: dict[int, Any]
+
+    @property
+    def max_steps(self) -> int: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    def visible_tools(self) -> dict[str, dict[str, Any]]: ...
+
+
+@dataclass
+class Run:
+    """One call of a step, as the pipeline runs it."""
+
+    call: ToolCall
+    scope: anyio.CancelScope | None = None
+    cancelled: bool = False
+    started: float = 0.0
+    ended: float = 0.0
+    result: ToolResult | None = None
+
+
+@dataclass
+class _Step:
+    turn: int
+    step: int
+    text: list[str] = field(default_factory=list)
+    answered: bool = False
+    calls: list[RequestedCall] = field(default_factory=list)
+    runs: dict[str, Run] = field(default_factory=dict)
+    early: dict[str, ToolResult] = field(default_factory=dict)
+    reported: set[str] = field(default_factory=set)
+
+
+class TurnEvents:
+    """The events of one turn, as an async iterator that ends after ``turn/end``."""
+
+    def __init__(self) -> None:
+        self._items: deque[dict[str, Any]] = deque()
+        self._wake = anyio.Event()
+        self.done = False
+
+    def put(self, event: dict[str, Any]) -> None:
+        self._items.append(event)
+        self._wake.set()
+
+    def close(self) -> None:
+        self.done = True
+        self._wake.set()
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        while not self._items:
+            if self.done:
+                raise StopAsyncIteration
+            wake = self._wake
+            await wake.wait()
+            if wake is self._wake:
+                self._wake = anyio.Event()
+        return self._items.popleft()
+
+
+def arguments_of(raw: str) -> Any:
+    """The model's argument text as JSON when it parses to an object, else the raw text."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    return value if isinstance(value, dict) else raw
+
+
+def for_model(result: dict[str, Any]) -> str:
+    """What the model reads of a result: the canonical value, or error and code, as JSON."""
+    if result.get("ok"):
+        value: Any = result.get("result")
+    else:
+        value = {"error": result.get("error"), "code": result.get("code")}
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return json.dumps(str(value), ensure_ascii=False)
+
+
+def history_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chat messages a log describes."""
+    history: list[dict[str, Any]] = []
+    for event in events:
+        kind = event.get("type")
+        if kind == "turn/start":
+            history.append({"role": "user", "content": str(event.get("input", ""))})
+        elif kind == "assistant/message":
+            calls = [
+                RequestedCall(
+                    str(item.get("id")),
+                    str(item.get("name")),
+                    item["args"]
+                    if isinstance(item.get("args"), str)
+                    else _compact(item.get("args")),
+                )
+                for item in event.get("tool_calls") or []
+            ]
+            history.append(_assistant(str(event.get("text") or ""), calls))
+        elif kind == "tool/result":
+            result = event.get("result") or {}
+            history.append(
+                {"role": "tool", "tool_call_id": str(event.get("id")), "content": for_model(result)}
+            )
+    return history
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value if value is not None else {}, ensure_ascii=False, separators=(",", ":"))
+
+
+def _assistant(text: str, calls: list[RequestedCall]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in calls
+        ]
+    return message
+
+
+class Session:
+    """One conversation with the agent (``agent.session()``)."""
+
+    def __init__(
+        self, agent: Agent, session_id: str, events: list[dict[str, Any]], writer: LogWriter
+    ) -> None:
+        self.agent = agent
+        self.id = session_id
+        self.events = events
+        """Every logged event of the session, oldest first (deltas are not logged)."""
+        self.history = history_of(events)
+        self.allowed: set[str] = set()
+        """Tools allowed for the rest of this session (``allow_session``)."""
+        self._writer = writer
+        self._seq = max((int(e.get("seq") or 0) for e in events), default=0)
+        self._turns = sum(1 for e in events if e.get("type") == "turn/start")
+        self._queue: deque[tuple[str, TurnEvents]] = deque()
+        self._working = False
+        self._sink: TurnEvents | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._step: _Step | None = None
+        self._closed = False
+        self._repair()
+
+    # -- public ----------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """True while a turn runs or waits."""
+        return self._working
+
+    def send(self, text: str) -> TurnEvents:
+        """Queue a user message; iterate the result for the events of its turn."""
+        if self._closed:
+            raise RuntimeError(f"session {self.id} is closed")
+        sink = TurnEvents()
+        self._queue.append((str(text), sink))
+        if not self._working:
+            self._working = True
+            self.agent.ctx.start_soon(self._work)
+        return sink
+
+    def cancel(self) -> bool:
+        """Cancel the running turn (its stream and calls); False when none runs."""
+        if self._scope is None:
+            return False
+        self._scope.cancel()
+        return True
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Cancel one call of the running step; False when it is not running or waiting."""
+        step = self._step
+        run = None if step is None else step.runs.get(call_id)
+        if run is None or run.result is not None:
+            return False
+        if self.agent.approvals.cancel_call(self, call_id):
+            return True
+        run.cancelled = True
+        if run.scope is not None:
+            run.scope.cancel()
+        return True
+
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Log and publish one event."""
+        self._seq += 1
+        event = {"seq": self._seq, "time": now(), "type": kind, "session": self.id, **fields}
+        self.events.append(event)
+        try:
+            self._writer.append(event)
+        except OSError as exc:
+            _log.error("cannot append to the log of session %s: %s", self.id, exc)
+        self._publish(event)
+        return event
+
+    def close(self) -> None:
+        self._closed = True
+        self.cancel()
+        self._writer.close()
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _publish(self, event: dict[str, Any]) -> None:
+        if self._sink is not None:
+            self._sink.put(event)
+        self.agent.ctx.emit("agent/event", event)
+
+    async def _work(self) -> None:
+        try:
+            while self._queue and not self._closed:
+                text, sink = self._queue.popleft()
+                self._sink = sink
+                try:
+                    await self._turn(text)
+                finally:
+                    sink.close()
+                    self._sink = None
+        finally:
+            self._working = False
+            for _, sink in self._queue:
+                sink.close()
+            self._queue.clear()
+
+    async def _turn(self, text: str) -> None:
+        self._turns += 1
+        turn = self._turns
+        self.record("turn/start", turn=turn, input=text)
+        self.history.append({"role": "user", "content": text})
+        reason, error = "cancelled", None
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                try:
+                    reason = await self._steps(turn)
+                except LLMError as exc:
+                    reason, error = "error", str(exc)
+                except Exception as exc:
+                    _log.exception("the agent loop failed in session %s", self.id)
+                    reason = "error"
+                    error = f"internal error in the agent loop ({type(exc).__name__}: {exc})"
+            if scope.cancel_called:
+                reason, error = "cancelled", None
+        finally:
+            self._scope = None
+            self._settle()
+            self.record("turn/end", turn=turn, reason=reason, error=error)
+
+    async def _steps(self, turn: int) -> str:
+        agent = self.agent
+        step_number = 0
+        while True:
+            step_number += 1
+            wrap = step_number > agent.max_steps
+            step = self._step = _Step(turn, step_number)
+            self.record("step/start", turn=turn, step=step_number)
+            visible = agent.visible_tools()
+            schemas = [schema for name, schema in visible.items()]
+            messages = [{"role": "system", "content": agent.system_prompt}, *self.history]
+            if wrap:
+                messages.append({"role": "user", "content": WRAP_UP})
+            request = ChatRequest(messages, schemas, "none" if wrap and schemas else None)
+
+            def on_text(piece: str, step: _Step = step) -> None:
+                step.text.append(piece)
+                self._publish(
+                    {
+                        "type": "assistant/delta",
+                        "session": self.id,
+                        "turn": turn,
+                        "step": step.step,
+                        "text": piece,
+                    }
+                )
+
+            answer = await agent.llm.complete(request, on_text)
+            calls = [] if wrap else list(answer.tool_calls)
+            step.answered = True
+            step.calls = calls
+            self.record(
+                "assistant/message",
+                text=answer.text,
+                tool_calls=[
+                    {"id": c.id, "name": c.name, "args": arguments_of(c.arguments)} for c in calls
+                ],
+            )
+            self.history.append(_assistant(answer.text, calls))
+            if calls:
+                await self._run_calls(step, visible)
+            self._step = None
+            self.record("step/end", turn=turn, step=step_number, usage=answer.usage)
+            if not calls:
+                return "max_steps" if wrap else "done"
+
+    async def _run_calls(self, step: _Step, visible: dict[str, Any]) -> None:
+        for item in step.calls:
+            self.record("tool/call", id=item.id, name=item.name, args=arguments_of(item.arguments))
+        runs: list[Run] = []
+        for item in step.calls:
+            if item.name not in visible:  # hidden or unknown: never run
+                message = f"Tool {item.name} not found"
+                step.early[item.id] = ToolResult(
+                    item.id,
+                    item.name,
+                    None,
+                    [{"type": "text", "text": message}],
+                    message,
+                    "unknown_tool",
+                )
+                continue
+            run = Run(ToolCall(item.id, item.name, arguments_of(item.arguments)))
+            step.runs[item.id] = run
+            runs.append(run)
+        if runs:
+            token = current_session.set(self)
+            running = self.agent.running
+            for run in runs:
+                running[id(run.call)] = run
+            try:
+                results = await self.agent.ctx.tools.execute_many([run.call for run in runs])
+                for run, result in zip(runs, results, strict=True):
+                    run.result = result
+            finally:
+                current_session.reset(token)
+                for run in runs:
+                    running.pop(id(run.call), None)
+        self._report(step)
+
+    def _report(self, step: _Step, why: str = "") -> None:
+        """Record a result for every call of the step not reported yet, in model order."""
+        for item in step.calls:
+            if item.id in step.reported:
+                continue
+            run = step.runs.get(item.id)
+            result = step.early.get(item.id) or (run.result if run is not None else None)
+            if result is None:
+                message = f"Tool {item.name} was not run: {why or 'the turn ended'}"
+                result = ToolResult(
+                    item.id,
+                    item.name,
+                    None,
+                    [{"type": "text", "text": message}],
+                    message,
+                    "cancelled",
+                )
+            duration = 0.0
+            if run is not None and run.started:
+                duration = ((run.ended or time.perf_counter()) - run.started) * 1000
+            data = result.to_dict()
+            step.reported.add(item.id)
+            self.record("tool/result", id=item.id, result=data, duration_ms=round(duration, 3))
+            self.history.append(
+                {"role": "tool", "tool_call_id": item.id, "content": for_model(data)}
+            )
+
+    def _settle(self) -> None:
+        """After a cancelled or failed step: keep streamed text, answer every call."""
+        step = self._step
+        if step is None:
+            return
+        self._step = None
+        if not step.answered:
+            text = "".join(step.text)
+            if text:
+                self.record("assistant/message", text=text, tool_calls=[])
+                self.history.append(_assistant(text, []))
+        else:
+            self._report(step, "the turn was cancelled")
+        self.record("step/end", turn=step.turn, step=step.step, usage={})
+
+    def _repair(self) -> None:
+        """Close a turn a crash left open, so the history is valid for the model again."""
+        open_turn = None
+        pending: dict[str, str] = {}
+        for event in self.events:
+            kind = event.get("type")
+            if kind == "turn/start":
+                open_turn, pending = event.get("turn"), {}
+            elif kind == "turn/end":
+                open_turn, pending = None, {}
+            elif kind == "assistant/message":
+                pending = {
+                    str(c.get("id")): str(c.get("name")) for c in event.get("tool_calls") or []
+                }
+            elif kind == "tool/result":
+                pending.pop(str(event.get("id")), None)
+        if open_turn is None:
+            return
+        for call_id, name in pending.items():
+            message = f"Tool {name} did not finish: harness stopped during the turn"
+            data = ToolResult(
+                call_id, name, None, [{"type": "text", "text": message}], message, "cancelled"
+            ).to_dict()
+            self.record("tool/result", id=call_id, result=data, duration_ms=0.0)
+            self.history.append(
+                {"role": "tool", "tool_call_id": call_id, "content": for_model(data)}
+            )
+        self.record(
+            "turn/end",
+            turn=open_turn,
+            reason="error",
+            error="interrupted: harness stopped before this turn ended",
+        )

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.testing import ScriptedServer
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGINS = ROOT / "plugins"
+
+# A tool whose body waits until it is cancelled, announcing that it runs.
+SLOW_PLUGIN = """
+import anyio
+from harness import define_tool
+
+inject = ["tools"]
+
+
+def apply(ctx):
+    async def wait(args):
+        ctx.emit("test/started", args)
+        await anyio.sleep_forever()
+
+    ctx.tools.register(define_tool(
+        name="slow", description="Wait forever.", parameters={}, execute=wait))
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def git_repo(path: Path, subjects: list[str]) -> Path:
+    """A real git repository with one commit per subject."""
+    path.mkdir(parents=True)
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(path), "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
+    for number, subject in enumerate(subjects):
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(path),
+                "-c",
+                "user.name=Ada",
+                "-c",
+                "user.email=ada@example.org",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                subject,
+            ],
+            check=True,
+            env={**env, "GIT_COMMITTER_DATE": f"2026-01-0{number + 1}T10:00:00"},
+        )
+    return path
+
+
+def config_file(
+    folder: Path,
+    url: str,
+    entries: list[dict[str, Any]] | None = None,
+    agent: dict[str, Any] | None = None,
+    model: dict[str, Any] | None = None,
+) -> Path:
+    """A cordis.yml with the given tool entries, a harness:openai model and an agent."""
+    items = list(entries or [])
+    items.append(
+        {
+            "id": "model",
+            "name": "harness:openai",
+            "config": {
+                "model": "scripted",
+                "base_url": url,
+                "retry_backoff": 0.01,
+                **(model or {}),
+            },
+        }
+    )
+    items.append({"id": "agent", "name": "harness:agent", "config": agent or {}})
+    path = folder / "cordis.yml"
+    path.write_text(yaml.safe_dump({"insert": items}, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def entry(entry_id: str, name: str | None = None, **config: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {"id": entry_id, "name": name or str(PLUGINS / f"{entry_id}.py")}
+    if config:
+        item["config"] = config
+    return item
+
+
+async def turn(session: Any, text: str) -> list[dict[str, Any]]:
+    """The events of one turn, deltas included."""
+    return [event async for event in session.send(text)]
+
+
+def kinds(events: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in events if event["type"] != "assistant/delta"]
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as running:
+        yield running
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """asyncio only: the official openai SDK leaves async generators unfinished on trio.
+
+    The loop itself runs on trio too; tests/agent/test_trio.py drives it there through a
+    provider that does not use the SDK.
+    """
+    return "asyncio"
