@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+import anyio.lowlevel
+
 from harness import Context, ToolCall, ToolsService, define_tool
 
 from .timing import compare, table
@@ -21,6 +24,21 @@ from .timing import compare, table
 async def _add(args: dict[str, Any]) -> float:
     return float(args["a"] + args["b"])
 
+
+async def _add_later(args: dict[str, Any]) -> float:
+    await anyio.lowlevel.checkpoint()  # suspends once: the deadline is armed
+    return float(args["a"] + args["b"])
+
+
+ADD_LATER = define_tool(
+    name="add_later",
+    description="Add two numbers after one checkpoint",
+    parameters={
+        "a": {"type": "number", "required": True},
+        "b": {"type": "number", "required": True},
+    },
+    execute=_add_later,
+)
 
 ADD = define_tool(
     name="add",
@@ -107,6 +125,8 @@ async def main() -> None:
             await root.plugin(ToolsService, {"timeout": None})
         for root in (timed, untimed, busy, busier):
             root.tools.register(ADD)
+        timed.tools.register(ADD_LATER)
+        untimed.tools.register(ADD_LATER)
         for stage in ("tools/pre-execute", "tools/execute", "tools/post-execute"):
             busy.on(stage, passthrough)
             for _ in range(3):
@@ -120,15 +140,21 @@ async def main() -> None:
             "harness, empty pipeline, 60 s timeout": lambda: run_timed(args()),
             THREE: lambda: run_busy(args()),
             NINE: lambda: run_busier(args()),
+            LATER: lambda: run_untimed(ToolCall("1", "add_later", {"a": 1, "b": 2})),
+            LATER_TIMED: lambda: run_timed(ToolCall("1", "add_later", {"a": 1, "b": 2})),
             **await peers(),
         }
-        results = await compare(cases, number=3000, rounds=7)
-    table("add(a, b) per call (best of 7 interleaved rounds of 3,000)", results, baseline=EMPTY)
+        results = await compare(cases, number=1000, rounds=25)
+    table("add(a, b) per call (best of 25 interleaved rounds of 1,000)", results, baseline=EMPTY)
     ours = results[EMPTY]
     fastest = min(v for k, v in results.items() if not k.startswith("harness"))
     print(f"  fastest peer / harness empty pipeline:          x{fastest / ours:.1f}")
     timed_ours = results["harness, empty pipeline, 60 s timeout"]
     print(f"  fastest peer / harness with a 60 s timeout:     x{fastest / timed_ours:.1f}")
+    print(
+        f"  60 s timeout / none:                            x{timed_ours / ours:.2f} "
+        f"(a body that suspends once: x{results[LATER_TIMED] / results[LATER]:.2f})"
+    )
     first = (results[THREE] - ours) / 3
     extra = (results[NINE] - results[THREE]) / 6
     print(f"  first listener of a stage (turns the stage on): {first:.3f} µs")
@@ -138,3 +164,5 @@ async def main() -> None:
 EMPTY = "harness, empty pipeline, no timeout"
 THREE = "harness, 1 pass-through listener per stage"
 NINE = "harness, 3 pass-through listeners per stage"
+LATER = "harness, add after one checkpoint, no timeout"
+LATER_TIMED = "harness, add after one checkpoint, 60 s timeout"

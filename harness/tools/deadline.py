@@ -26,24 +26,85 @@ for a timeout.
 from __future__ import annotations
 
 import asyncio
+import math
 import types
-from collections.abc import Coroutine, Generator
+from collections.abc import Awaitable, Coroutine, Generator
 from typing import Any
+from weakref import ref as _ref
 
 import anyio
 
+try:  # anyio's record of each asyncio task's cancel scopes, read by caller_cancelled()
+    from anyio._backends._asyncio import CancelScope as _AsyncioScope
+    from anyio._backends._asyncio import _task_states
 
-def running_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop, or None under trio (where asyncio's own call raises)."""
+    _NEEDED = {"_cancel_called", "_parent_scope", "_shield"}
+    _SCOPES: Any = _task_states.data if set(_AsyncioScope.__slots__) >= _NEEDED else None  # type: ignore[attr-defined]
+except (ImportError, AttributeError):  # another anyio: use its public API
+    _SCOPES = None
+
+# The running task of each loop (what asyncio.current_task() reads, without its wrapper).
+_CURRENT: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = getattr(
+    asyncio.tasks, "_current_tasks", {}
+)
+
+
+def caller_cancelled() -> bool:
+    """Whether the caller's cancel scope is already cancelled (no checkpoint needed).
+
+    The same as ``anyio.current_effective_deadline() == -math.inf``; on asyncio it reads
+    anyio's scope records directly, at a fraction of the cost, since every call asks.
+    """
+    loop = asyncio._get_running_loop()
+    if _SCOPES is None or loop is None:
+        return anyio.current_effective_deadline() == -math.inf
+    task = _CURRENT.get(loop)
+    if task is None:
+        return anyio.current_effective_deadline() == -math.inf
+    state = _SCOPES.get(_ref(task))
+    scope = None if state is None else state.cancel_scope
+    while scope is not None:
+        if scope._cancel_called:
+            return True
+        if scope._shield:
+            return False
+        scope = scope._parent_scope
+    return False
+
+
+def start(
+    coro: Coroutine[Any, Any, Any], seconds: float | None
+) -> tuple[Any, bool] | Awaitable[tuple[Any, bool]]:
+    """Run ``coro``'s first step now; ``(value, timed_out)`` if it returned, else an awaitable.
+
+    The awaitable finishes the coroutine within ``seconds`` of now (None: no limit). This
+    is the hot path of every call: no coroutine is created around the body, and a body that
+    returns on its first step costs one ``send``.
+    """
+    loop = asyncio._get_running_loop()
+    if loop is None:  # trio: a deadline is a cancel scope, entered before the first step
+        if seconds is not None:
+            return run_with_deadline(coro, seconds)
+        deadline = math.inf
+    else:
+        deadline = math.inf if seconds is None else loop.time() + seconds
     try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+        waiting = coro.send(None)
+    except StopIteration as done:
+        return done.value, False
+    if loop is None or seconds is None:
+        return _untimed(coro, waiting)
+    return finish_by(coro, waiting, loop, deadline)
+
+
+@types.coroutine
+def _untimed(coro: Coroutine[Any, Any, Any], waiting: Any) -> Generator[Any, Any, tuple[Any, bool]]:
+    return (yield from _pass_through(coro, waiting)), False
 
 
 async def run_with_deadline(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
     """Await ``coro`` for at most ``seconds``; return ``(value, timed_out)``."""
-    loop = running_loop()
+    loop = asyncio._get_running_loop()
     if loop is None:  # trio: its deadlines are cancel scopes, entered before the first step
         with anyio.move_on_after(seconds) as scope:
             return await coro, False

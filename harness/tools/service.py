@@ -7,6 +7,10 @@
     tools/post-execute  (call, result, next) -> ToolResult
     tools/result        emit (call, result)           every result, denials included
 
+An ``ask`` goes to the approval service (:mod:`harness.tools.approval`): approved, the call
+runs; denied, it ends ``denied``; pending (the answer comes in a later request), it ends
+``approval_pending`` without entering stages 2 and 3, and a later ``execute`` resumes it.
+
 It never raises: every failure is a :class:`ToolResult` with a ``code``.
 """
 
@@ -18,7 +22,7 @@ import itertools
 import json
 import logging
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -30,8 +34,10 @@ import pydantic
 from ..errors import ToolArgsError, ToolConflict, ToolDefinitionError
 from ..service import Service, caller_aware
 from . import formats, jsonvalue
+from .approval import ApprovalService, Approved, Pending
+from .approval import decide as decide_approval
 from .calls import Ask, Deny, ToolCall, ToolResult
-from .deadline import finish_by, run_with_deadline, running_loop
+from .deadline import caller_cancelled, start
 from .define import OutputMismatch, ToolDefinition
 from .function import tool as tool_from_function
 from .render import RenderError, render
@@ -86,6 +92,7 @@ class ToolsService(Service):
         self._tools: dict[str, _Entry] = {}
         self._runtime = ctx._runtime
         self._bus = ctx._runtime.bus
+        self._layers = self._bus.layers  # a live view: read on every call, without the lookup
         self._seq = itertools.count()
         self._positions: Mapping[str, int] = {}
         self._order: builtins.list[str] | None = None
@@ -207,25 +214,34 @@ class ToolsService(Service):
 
     # -- execution -----------------------------------------------------------------------
 
-    async def execute(self, call: ToolCall | Mapping[str, Any]) -> ToolResult:
-        """Run one call through the pipeline. Never raises; failures are results."""
-        try:
-            call = ToolCall.of(call)
-        except TypeError as exc:
-            return ToolResult.failure(_as_call(call), "invalid_args", str(exc))
-        if anyio.current_effective_deadline() == -math.inf:
+    async def execute(
+        self, call: ToolCall | Mapping[str, Any], *, approval: ApprovalService | None = None
+    ) -> ToolResult:
+        """Run one call through the pipeline. Never raises; failures are results.
+
+        ``approval`` answers this call's ``ask`` decisions instead of the ``approval``
+        service (a surface passes the one that can reach the person behind the call).
+        """
+        if type(call) is not ToolCall:
+            try:
+                call = ToolCall.of(call)
+            except TypeError as exc:
+                return ToolResult.failure(_as_call(call), "invalid_args", str(exc))
+        if caller_cancelled():
             # Called from a scope that is already cancelled: no stage runs, nothing starts.
             result = _cancelled(call, "before it started")
             if "tools/result" in self._bus.layers:
                 self._bus.emit("tools/result", call, result)
             return result
-        layers = self._bus.layers
+        layers = self._layers
         try:
             # Stages without listeners are skipped outright: the hot path pays only for
             # the stages somebody listens to.
             if "tools/pre-execute" in layers:
                 decision = await self._bus.waterfall("tools/pre-execute", (call,), _allow)
-                denial = None if decision == "allow" else await self._decide(call, decision)
+                denial = (
+                    None if decision == "allow" else await self._decide(call, decision, approval)
+                )
             else:
                 denial = None
             if denial is not None:
@@ -308,7 +324,10 @@ class ToolsService(Service):
             self._order = sorted(self._tools, key=lambda name: rank(self._tools[name]))
         return self._order
 
-    async def _decide(self, call: ToolCall, decision: Any) -> ToolResult | None:
+    async def _decide(
+        self, call: ToolCall, decision: Any, approval: ApprovalService | None
+    ) -> ToolResult | None:
+        """None to run the call, else the result that ends it (denied or approval pending)."""
         if decision == "deny":
             decision = Deny()
         elif decision == "ask":
@@ -320,19 +339,27 @@ class ToolsService(Service):
                 f"tools/pre-execute produced {decision!r}; listeners must return 'allow', "
                 "'deny', 'ask', Deny(reason), Ask(reason) or the result of await next()"
             )
-        approval = self._runtime.available("approval")
-        if approval is None:
+        service = approval if approval is not None else self._approval()
+        if service is None:
             return ToolResult.failure(
                 call,
                 "denied",
                 f"Tool denied: {decision.reason} (approval needed, and no approval service "
                 "is loaded)",
             )
-        answer = await approval.request(call, decision.reason)
-        if answer is True:
+        answer = await decide_approval(service, call, decision.reason)
+        if isinstance(answer, Approved):
             return None
-        why = answer if isinstance(answer, str) and answer else "approval was refused"
+        if isinstance(answer, Pending):
+            message = f"Tool {call.name} is waiting for approval: {decision.reason}"
+            result = ToolResult.failure(call, "approval_pending", message)
+            result.pending = answer
+            return result
+        why = answer.reason or "approval was refused"
         return ToolResult.failure(call, "denied", f"Tool denied: {decision.reason} ({why})")
+
+    def _approval(self) -> Any:
+        return self._runtime.available("approval")
 
     async def _run(self, call: ToolCall) -> ToolResult:
         entry = self._tools.get(call.name)
@@ -341,7 +368,7 @@ class ToolsService(Service):
         tool = entry.definition
         args = call.args
         try:
-            if isinstance(args, str | bytes):
+            if type(args) is not dict and isinstance(args, str | bytes):
                 try:
                     args = jsonvalue.loads(args)
                 except jsonvalue.NotJson as exc:
@@ -357,7 +384,8 @@ class ToolsService(Service):
             )
         timeout = tool.timeout if tool.timeout is not None else self.config.timeout
         try:
-            value, timed_out = await _invoke(tool, body, timeout)
+            started = _start(tool, body, timeout)
+            value, timed_out = started if isinstance(started, tuple) else await started
             if timed_out:
                 return ToolResult.failure(
                     call, "timeout", f"Tool {call.name} timed out after {timeout:g} seconds"
@@ -449,40 +477,33 @@ class ToolsService(Service):
             return False
 
 
-async def _invoke(
+def _start(
     tool: ToolDefinition, body: Callable[[], Any], seconds: float | None
-) -> tuple[Any, bool]:
-    """Run the body (a sync one in a worker thread); return ``(value, timed_out)``.
+) -> tuple[Any, bool] | Awaitable[tuple[Any, bool]]:
+    """Start the body; return ``(value, timed_out)``, or an awaitable of it.
 
-    No cancel scope is entered without a timeout, nor around an async body until it first
-    suspends (:mod:`.deadline`): entering one costs more than the rest of a quick call.
+    An async body's first step runs here, at once (:mod:`.deadline`): a body that returns
+    on it is done, with no cancel scope or timer armed and no further coroutine to await.
+    """
+    if tool.is_async:
+        return start(body(), seconds)
+    return _threaded(body, seconds)
+
+
+async def _threaded(body: Callable[[], Any], seconds: float | None) -> tuple[Any, bool]:
+    """Run a sync body in a worker thread.
+
     A sync body cannot be stopped: on timeout or cancellation the call stops waiting for
     its thread, whose late result is discarded.
     """
-    if tool.is_async:
-        coro = body()
-        if seconds is None:
-            return await coro, False
-        loop = running_loop()
-        if loop is None:  # trio
-            return await run_with_deadline(coro, seconds)
-        # The first step runs eagerly; a deadline is armed only if the body suspends.
-        deadline = loop.time() + seconds
-        try:
-            waiting = coro.send(None)
-        except StopIteration as done:
-            return done.value, False
-        return await finish_by(coro, waiting, loop, deadline)
     if seconds is None:
-        return await _body(tool, body), False
+        return await _body(body), False
     with anyio.move_on_after(seconds) as scope:
-        return await _body(tool, body), False
+        return await _body(body), False
     return None, scope.cancelled_caught
 
 
-async def _body(tool: ToolDefinition, body: Callable[[], Any]) -> Any:
-    if tool.is_async:
-        return await body()
+async def _body(body: Callable[[], Any]) -> Any:
     value = await anyio.to_thread.run_sync(body, abandon_on_cancel=True)
     if inspect.isawaitable(value):
         value = await value

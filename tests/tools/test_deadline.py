@@ -7,6 +7,7 @@ every exception between the event loop and the body is exercised.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -15,7 +16,7 @@ import anyio.lowlevel
 import pytest
 
 from harness import Context, ToolCall, ToolResult, ToolsService, define_tool
-from harness.tools.deadline import run_with_deadline
+from harness.tools.deadline import caller_cancelled, run_with_deadline
 
 from .conftest import tool_plugin
 
@@ -228,3 +229,29 @@ async def test_scopes_the_first_step_opens_stay_nested_on_timeout(root: Context)
 async def _thread_then_value() -> str:
     # anyio's to_thread opens a (shielded) scope of its own in the first step
     return await anyio.to_thread.run_sync(lambda: "from a thread")
+
+
+async def test_caller_cancelled_agrees_with_anyio() -> None:
+    def expected() -> bool:
+        return anyio.current_effective_deadline() == -math.inf
+
+    # Scopes entered only to be inspected, never awaited in:
+    seen: list[tuple[bool, bool]] = [(caller_cancelled(), expected())]
+    with anyio.CancelScope() as outer:  # noqa: ASYNC100
+        seen.append((caller_cancelled(), expected()))
+        outer.cancel()
+        seen.append((caller_cancelled(), expected()))
+        with anyio.CancelScope(shield=True):  # noqa: ASYNC100
+            seen.append((caller_cancelled(), expected()))
+            with anyio.CancelScope():  # noqa: ASYNC100
+                seen.append((caller_cancelled(), expected()))
+        with anyio.CancelScope():  # noqa: ASYNC100
+            seen.append((caller_cancelled(), expected()))
+    assert seen == [
+        (False, False),
+        (False, False),
+        (True, True),
+        (False, False),
+        (False, False),
+        (True, True),
+    ]
