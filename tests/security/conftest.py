@@ -13,6 +13,8 @@ import pytest
 
 from harness import Host, ToolResult
 
+from ..plugins.conftest import ALL_ON
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "cordis.yml"
 PLUGINS = ROOT / "plugins"
@@ -30,8 +32,8 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def host(workspace: Path) -> AsyncIterator[Host]:
-    """The repository's own cordis.yml, running."""
-    async with Host(CONFIG) as running:
+    """The repository's own cordis.yml, running, its file and git tools switched on."""
+    async with Host(CONFIG, overrides=ALL_ON) as running:
         yield running
 
 
