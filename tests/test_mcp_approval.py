@@ -36,7 +36,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml", overrides=ALL_ON) as host:  # the file tools too
+    async with Host(ROOT / "cordis.yml", overrides=ALL_ON) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served

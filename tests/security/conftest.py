@@ -13,12 +13,12 @@ import pytest
 
 from harness import Host, ToolResult
 
-from ..plugins.conftest import ALL_ON
-
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "cordis.yml"
 PLUGINS = ROOT / "plugins"
 HARNESS = str(Path(sys.executable).parent / "harness")
+ALL_ON = ("files.enabled=true", "git.enabled=true")
+"""The bundled file and git tools ship switched off; the attack tests switch them on."""
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def host(workspace: Path) -> AsyncIterator[Host]:
-    """The repository's own cordis.yml, running, its file and git tools switched on."""
+    """The repository's own cordis.yml, running."""
     async with Host(CONFIG, overrides=ALL_ON) as running:
         yield running
 
