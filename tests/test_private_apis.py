@@ -1,7 +1,10 @@
-"""The two private APIs of dependencies harness relies on, each wrapped in one place.
+"""The private APIs of dependencies harness relies on, each wrapped in one place.
 
-These tests exercise them for real, so an upgrade that renames or reshapes one fails here,
-by name, instead of hot reload or MCP list_changed notices quietly stopping.
+watchfiles' RustNotify (``harness.reload.notifier``), the MCP SDK's
+``ServerSession._connection`` (``harness.mcp.connection_of``), and anyio's asyncio scope
+records (``harness.tools.deadline``, a fast path with a public fallback). These tests
+exercise them for real, so an upgrade that renames or reshapes one fails here, by name,
+instead of hot reload or list_changed notices quietly stopping, or calls quietly slowing.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 from mcp import Client
 from mcp.server.connection import Connection
@@ -63,7 +68,35 @@ def test_connection_of_fails_loudly_when_the_sdk_changes() -> None:
         connection_of(Changed())  # type: ignore[arg-type]
 
 
-ALLOWED_PRIVATE_IMPORTS = {"watchfiles._rust_notify.RustNotify"}
+ALLOWED_PRIVATE_IMPORTS = {
+    "watchfiles._rust_notify.RustNotify",
+    "anyio._backends._asyncio.CancelScope",
+    "anyio._backends._asyncio._task_states",
+}
+
+
+def test_anyio_scope_records_still_feed_the_fast_cancel_check() -> None:
+    from harness.tools import deadline
+
+    assert deadline._SCOPES is not None, (
+        "anyio's asyncio backend changed: harness.tools.deadline fell back to "
+        "anyio.current_effective_deadline() on every call; update caller_cancelled()"
+    )
+
+
+@pytest.mark.anyio
+async def test_the_fast_cancel_check_agrees_with_anyio(anyio_backend: str) -> None:
+    from harness.tools.deadline import caller_cancelled
+
+    assert caller_cancelled() is False
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        assert caller_cancelled() is True
+        with anyio.CancelScope(shield=True):
+            assert caller_cancelled() is False
+            await anyio.lowlevel.checkpoint()  # shielded: goes on
+        await anyio.lowlevel.checkpoint()  # cancelled here
+    assert scope.cancelled_caught
 
 
 def _is_private(dotted: str) -> bool:
