@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
-import anyio
-import pytest
-from anyio.streams.text import TextReceiveStream
-
 from .helpers import write
 
-pytestmark = pytest.mark.anyio
 HARNESS = str(Path(sys.executable).parent / "harness")
 
 NOISY = """
@@ -40,64 +38,64 @@ def apply(ctx):
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def request(number: int, method: str, params: dict[str, Any]) -> bytes:
     message = {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
     return (json.dumps(message) + "\n").encode()
 
 
-async def test_plugin_output_goes_to_stderr_and_stdout_stays_json_rpc(tmp_path: Path) -> None:
+def test_plugin_output_goes_to_stderr_and_stdout_stays_json_rpc(tmp_path: Path) -> None:
     write(tmp_path / "plugins" / "noisy.py", NOISY)
     write(tmp_path / "cordis.yml", "insert:\n  - { id: noisy, name: ./plugins/noisy.py }\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
-    async with await anyio.open_process(
-        [HARNESS, "mcp", "--no-watch"], cwd=tmp_path, env=env
-    ) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        assert process.stderr is not None
-        lines: list[str] = []
-        buffered = ""
+    process = subprocess.Popen(
+        [HARNESS, "mcp", "--no-watch"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    lines: queue.Queue[bytes] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or ()])
+    reader.start()
+    seen: list[str] = []
 
-        async def response(number: int) -> dict[str, Any]:
-            nonlocal buffered
-            assert process.stdout is not None
-            with anyio.fail_after(30):
-                async for chunk in TextReceiveStream(process.stdout):
-                    buffered += chunk
-                    while "\n" in buffered:
-                        line, buffered = buffered.split("\n", 1)
-                        lines.append(line)
-                        message = json.loads(line)  # every stdout line is JSON-RPC
-                        if message.get("id") == number:
-                            return dict(message)
-            raise AssertionError(f"no response {number}; stdout was {lines}")
+    def response(number: int) -> dict[str, Any]:
+        while True:
+            try:
+                line = lines.get(timeout=30).decode()
+            except queue.Empty:
+                raise AssertionError(f"no response {number}; stdout was {seen}") from None
+            seen.append(line)
+            message = json.loads(line)  # every stdout line is JSON-RPC
+            if message.get("id") == number:
+                return dict(message)
 
-        hello = {"name": "t", "version": "1"}
-        await process.stdin.send(
-            request(
-                1,
-                "initialize",
-                {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": hello},
-            )
-        )
-        assert "result" in await response(1)
-        await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        await process.stdin.send(request(2, "tools/call", {"name": "shout", "arguments": {}}))
-        called = await response(2)
+    try:
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        process.stdin.write(request(1, "initialize", hello))
+        process.stdin.flush()
+        assert "result" in response(1)
+        process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        process.stdin.write(request(2, "tools/call", {"name": "shout", "arguments": {}}))
+        process.stdin.flush()
+        called = response(2)
         assert called["result"]["content"] == [{"type": "text", "text": "ok"}]
-        await process.stdin.aclose()
-        with anyio.fail_after(30):
-            await process.wait()
-        errors = b""
-        async for chunk in process.stderr:
-            errors += chunk
-    assert all(line.startswith('{"jsonrpc":"2.0"') for line in lines), lines
-    noise = [line for line in errors.decode().splitlines() if line.startswith("noisy:")]
+        process.stdin.close()
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        reader.join(timeout=30)
+    errors = process.stderr.read().decode() if process.stderr is not None else ""
+    assert all(line.startswith('{"jsonrpc":"2.0"') for line in seen), seen
+    noise = [line for line in errors.splitlines() if line.startswith("noisy:")]
     assert noise == [
         "noisy: imported",
         "noisy: applied",
