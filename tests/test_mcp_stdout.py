@@ -94,6 +94,9 @@ def test_plugin_output_goes_to_stderr_and_stdout_stays_json_rpc(tmp_path: Path) 
             process.kill()
         reader.join(timeout=30)
     errors = process.stderr.read().decode() if process.stderr is not None else ""
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
     assert all(line.startswith('{"jsonrpc":"2.0"') for line in seen), seen
     noise = [line for line in errors.splitlines() if line.startswith("noisy:")]
     assert noise == [
