@@ -8,10 +8,12 @@ STAMP := $(VENV)/.installed
 .PHONY: run test bench docs clean
 
 $(STAMP): pyproject.toml
+	@echo "Setting up $(VENV) (first run only; pip shows what it installs)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
 	touch $(STAMP)
+	@echo "Installed: $(BIN)/harness"
 
 run: $(STAMP)
 	$(BIN)/harness run
@@ -27,7 +29,8 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 docs: $(STAMP)
-	HARNESS_WORKSPACE=$$(mktemp -d) $(BIN)/harness -c cordis.yml tools --markdown > docs/tools.md
+	HARNESS_WORKSPACE=$$(mktemp -d) $(BIN)/harness -c cordis.yml --set files.enabled=true \
+	  --set git.enabled=true tools --markdown > docs/tools.md
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

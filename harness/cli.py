@@ -43,6 +43,7 @@ Examples:
   harness disable files                    switch an entry off in the file
   harness run --mcp http --port 8765       serve the tools to MCP clients at /mcp
   harness mcp                              serve MCP on stdio (for client configs)
+  harness init my-tools                    start a project: cordis.yml, plugins/, workspace/
 """
 
 
@@ -316,10 +317,10 @@ def call(
 
     async def main() -> ToolResult:
         async with options.host() as host:
-            if host.ctx.get("approval") is None:
-                host.ctx.provide("approval", approval)
+            # the terminal decides this call's approvals, even beside an agent's broker
             result: ToolResult = await host.tools.execute(
-                ToolCall("cli", name, args_json if args_json is not None else {})
+                ToolCall("cli", name, args_json if args_json is not None else {}),
+                approval=approval,
             )
             return result
 
@@ -339,6 +340,31 @@ def call(
             "hint: this call needs approval and there is no terminal to ask; pass --yes", err=True
         )
     sys.exit(0 if result.ok else 1)
+
+
+# -- init ------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("folder", metavar="[DIR]", default=".", type=click.Path(path_type=Path))
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+def init(folder: Path, debug: bool) -> None:
+    """Write a starter cordis.yml, the bundled plugins/ and workspace/ into DIR (default .).
+
+    Existing files are never overwritten.
+    """
+    from .starter import init_project
+
+    try:
+        report = init_project(folder)
+    except HarnessError as exc:
+        _fail(exc, 1, debug)
+    except OSError as exc:
+        _fail(exc, 1, debug)
+    for line in report.lines():
+        click.echo(line)
+    where = "" if folder == Path(".") else f"cd {folder}, "
+    click.echo(f"next: {where}harness check, then harness run")
 
 
 # -- enable / disable --------------------------------------------------------------------

@@ -15,7 +15,6 @@ cancellation cancels the running call.
 
 from __future__ import annotations
 
-import contextvars
 import hmac
 import ipaddress
 import json
@@ -36,6 +35,7 @@ from . import __version__
 from .context import Context
 from .errors import HarnessError
 from .service import unwrap
+from .tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import mcp as mcp_schema
 from .tools.service import ToolsService
@@ -57,58 +57,64 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass
-class _Request:
-    """The MCP request a tool call is running for (read by the approval service)."""
-
-    ctx: Any
-    params: types.CallToolRequestParams
-    pending: types.ElicitRequest | None = None
-
-
-_current: contextvars.ContextVar[_Request | None] = contextvars.ContextVar(
-    "harness_mcp_request", default=None
-)
-
-
 class McpApproval:
-    """The ``approval`` service while MCP is served: the client's user decides."""
+    """The approval of one MCP request: the client's user decides, through elicitation.
 
-    async def request(self, call: ToolCall, reason: str) -> bool | str:
-        """Ask through elicitation; return True, or why the call is not approved."""
-        state = _current.get()
-        if state is None:
-            return "approval needed, and this call did not come from an MCP client"
-        capabilities = state.ctx.session.client_capabilities
+    Handshake-era connections get an ``elicitation/create`` request while the call waits. On
+    2026-07-28 connections the first round answers :class:`Pending`: the call ends as an
+    ``InputRequiredResult`` whose ``requestState`` is sealed to the call's name and canonical
+    arguments (:class:`~harness.tools.approval.CallSeal`); the client's next round carries the
+    answer in ``inputResponses`` with that state, and only then is it read. An answer without
+    a valid state for this exact call, or a state used before, approves nothing.
+    """
+
+    def __init__(self, ctx: Any, params: types.CallToolRequestParams, seal: CallSeal) -> None:
+        self.ctx = ctx
+        self.params = params
+        self.seal = seal
+
+    async def request(self, call: ToolCall, reason: str) -> ApprovalAnswer:
+        """Ask the client's user; Approved, Denied, or Pending (a later round answers)."""
+        capabilities = self.ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
-            return "approval needed, and this MCP client cannot ask its user (no elicitation)"
-        message = f"Allow the tool call {call.name}({_show(call.args)})? {reason}"
-        if state.ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            answer = (state.params.input_responses or {}).get(APPROVAL_KEY)
-            if answer is None:
-                state.pending = types.ElicitRequest(
-                    params=types.ElicitRequestFormParams(
-                        message=message, requested_schema=APPROVAL_SCHEMA
-                    )
-                )
-                return "waiting for the client's answer"
-        else:
-            answer = await state.ctx.session.elicit_form(
-                message, APPROVAL_SCHEMA, related_request_id=state.ctx.request_id
+            return Denied(
+                "approval needed, and this MCP client cannot ask its user (no elicitation)"
             )
-        return _accepted(answer) or "the user declined"
+        message = prompt(call, reason)
+        if self.ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            answer = await self.ctx.session.elicit_form(
+                message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id
+            )
+            return _accepted(answer)
+        state = self.params.request_state
+        if state is None:
+            # A first round: ask. inputResponses sent without our state are not an answer.
+            request = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(
+                    message=message, requested_schema=APPROVAL_SCHEMA
+                )
+            )
+            return Pending(message, request)
+        try:
+            self.seal.open(state, call)
+        except SealError as exc:
+            _log.warning("refused an MCP approval for tool %r: %s", call.name, exc)
+            return Denied(str(exc))
+        return _accepted((self.params.input_responses or {}).get(APPROVAL_KEY))
 
 
-def _accepted(answer: Any) -> bool:
+def _accepted(answer: Any) -> Approved | Denied:
+    """Only an accepted form whose ``approve`` is the boolean True approves."""
+    if isinstance(answer, dict):
+        try:
+            answer = types.ElicitResult.model_validate(answer)
+        except ValueError:
+            return Denied("the client's answer is not an elicitation result")
     if not isinstance(answer, types.ElicitResult) or answer.action != "accept":
-        return False
-    return (answer.content or {}).get("approve", True) is not False
-
-
-def _show(args: Any) -> str:
-    if isinstance(args, str):
-        return args
-    return json.dumps(args, ensure_ascii=False)
+        return Denied("the user declined")
+    if (answer.content or {}).get("approve") is not True:
+        return Denied("the user did not approve")
+    return Approved()
 
 
 class _Server(Server[Any]):
@@ -138,6 +144,7 @@ class McpSurface:
         self._dirty = False
         self._catalog: _Catalog | None = None
         """The tools/list answer and each tool's input schema, until the registry changes."""
+        self.seal = CallSeal()
         self.server = _Server(
             name,
             version=__version__,
@@ -162,10 +169,8 @@ class McpSurface:
         return catalog
 
     def attach(self) -> None:
-        """Listen for registry changes and provide ``approval`` unless a plugin does."""
+        """Listen for registry changes (approvals go to the client of each call)."""
         self.root.on("tools/change", self._changed)
-        if self.root.get("approval") is None:
-            self.root.provide("approval", McpApproval())
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -181,16 +186,21 @@ class McpSurface:
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         self._remember(ctx)
-        state = _Request(ctx, params)
-        token = _current.set(state)
-        try:
-            call = ToolCall(str(ctx.request_id), params.name, params.arguments or {})
-            result = await unwrap(self.root.tools).execute(call)  # one look-up per call
-        finally:
-            _current.reset(token)
-        if state.pending is not None and result.code == "denied":
+        call = ToolCall(str(ctx.request_id), params.name, params.arguments or {})
+        # The client's user decides (elicitation); a plugin's ``approval`` service (the
+        # agent's broker, the web console) answers only for clients that cannot ask.
+        capabilities = ctx.session.client_capabilities
+        asks = capabilities is not None and capabilities.elicitation is not None
+        approval = (
+            McpApproval(ctx, params, self.seal)
+            if asks or self.root.get("approval") is None
+            else None
+        )
+        result = await unwrap(self.root.tools).execute(call, approval=approval)  # one look-up
+        if result.code == "approval_pending" and result.pending is not None:
             return types.InputRequiredResult(
-                input_requests={APPROVAL_KEY: state.pending}, request_state=call.id
+                input_requests={APPROVAL_KEY: result.pending.data},
+                request_state=self.seal.seal(call),
             )
         return to_mcp_result(result)
 

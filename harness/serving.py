@@ -8,8 +8,6 @@ one-line log format (tracebacks only under ``--debug``).
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import signal
 import sys
@@ -22,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .host import EntryStatus, Host
+from .tools.approval import prompt
 from .tools.calls import ToolCall
 
 
@@ -102,12 +101,7 @@ class CliApproval:
         if not sys.stdin.isatty():
             self.refused_without_terminal = True
             return False
-        args = call.args
-        if isinstance(args, str):
-            with contextlib.suppress(ValueError):
-                args = json.loads(args)
-        shown = json.dumps(args, ensure_ascii=False)
-        question = f"Allow {call.name}({shown})? {reason}"
+        question = prompt(call, reason)  # control and bidirectional characters made visible
         answer: bool = await anyio.to_thread.run_sync(
             lambda: click.confirm(question, default=False, err=True)
         )

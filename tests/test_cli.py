@@ -432,7 +432,7 @@ def test_call_asks_at_a_terminal_prompt(project: Path, answer: str, code: int) -
                 ready, _, _ = select.select([leader], [], [], 30)
                 assert ready, f"no prompt; saw {seen!r}"
                 seen += os.read(leader, 1024)
-            assert b'Allow alpha({"text": "t"})? the test asks' in seen
+            assert b'Allow the tool call alpha({"text": "t"})? the test asks' in seen
             os.write(leader, f"{answer}\n".encode())
             assert process.wait(timeout=30) == code
             while True:

@@ -207,3 +207,33 @@ async def test_configured_tools_service_replaces_the_implicit_one(tmp_path: Path
         path.write_text("[]\n")
         await host.reload()
         assert host.tools.config.timeout == 60
+
+
+async def test_tools_keep_their_entrys_place_across_disable_enable_and_reload(
+    tmp_path: Path, log: Path
+) -> None:
+    def body(enabled: str = "true", order: tuple[str, ...] = ("one", "group", "three")) -> str:
+        items = {
+            "one": f"- {{ id: one, name: ./plugins/one.py, config: {{ log: {log} }}, "
+            f"enabled: {enabled} }}\n",
+            "group": f"- id: group\n  insert:\n"
+            f"    - {{ id: two, name: ./plugins/two.py, config: {{ log: {log} }} }}\n",
+            "three": f"- {{ id: three, name: ./plugins/three.py, config: {{ log: {log} }} }}\n",
+        }
+        return "".join(items[key] for key in order)
+
+    path = config(tmp_path, body())
+    async with Host(path) as host:
+        assert host.tools.list() == ["one", "two", "three"]
+        path.write_text(body(enabled="false"))
+        await host.reload()
+        assert host.tools.list() == ["two", "three"]
+        path.write_text(body())
+        await host.reload()
+        assert host.tools.list() == ["one", "two", "three"]
+        assert [s["name"] for s in host.tools.schemas("mcp")] == ["one", "two", "three"]
+        await host.reload_entries(["one"])  # a hot reload of one
+        assert host.tools.list() == ["one", "two", "three"]
+        path.write_text(body(order=("three", "one", "group")))  # the file decides
+        await host.reload()
+        assert host.tools.list() == ["three", "one", "two"]

@@ -1,6 +1,6 @@
 """The package's layers: imports run only downward, and cycles stay inside the core runtime.
 
-core <- tools and helpers <- loader and host <- reload <- serving (MCP, the CLI, the rest).
+core <- tools, helpers and gateway <- loader and host <- reload <- serving (MCP, the CLI, the rest).
 A module this test does not know yet counts as serving: it may import anything, and
 nothing below may import it.
 """
@@ -25,7 +25,7 @@ def layer(module: str) -> str:
     head = parts[0]
     if head in CORE:
         return "core"
-    if head in {"tools", "helpers"}:
+    if head in {"tools", "helpers", "gateway"}:
         return "tools"
     if head in {"loader", "host"}:
         return "loader"

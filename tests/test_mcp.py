@@ -22,6 +22,8 @@ from mcp.client.streamable_http import streamable_http_client
 from harness import Host, define_tool
 from harness.mcp import McpSurface
 
+from .plugins.conftest import ALL_ON
+
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = str(Path(sys.executable).parent / "harness")
 
@@ -42,7 +44,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml") as host:
+    async with Host(ROOT / "cordis.yml", overrides=ALL_ON) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served
@@ -95,7 +97,7 @@ async def test_list_tools_in_the_mcp_format(surface: McpSurface) -> None:
     [
         ("echo", {"text": "hi"}, {"text": "Echo: hi"}, "Echo: hi"),
         ("greet", {"name": "Ada"}, {"greeting": "Hello, Ada!"}, "Hello, Ada!"),
-        ("add", {"a": 1, "b": 2}, {"result": 3.0}, "3.0"),
+        ("add", {"a": 1, "b": 2}, {"result": 3}, "3"),
         ("multiply", {"a": 4, "b": 2.5}, {"result": 10.0}, "10.0"),
         ("read_text_file", {"path": "notes.txt"}, None, "hello from the workspace\n"),
         ("list_dir", {}, None, "notes.txt"),
@@ -130,7 +132,9 @@ async def test_failures_are_error_results_without_structured_content(surface: Mc
 
 
 async def test_denied_call(workspace: Path) -> None:
-    async with Host(ROOT / "cordis.yml", overrides=["policy.config.rules={greet: deny}"]) as host:
+    async with Host(
+        ROOT / "cordis.yml", overrides=[*ALL_ON, "policy.config.rules={greet: deny}"]
+    ) as host:
         surface = McpSurface(host.ctx)
         surface.attach()
         async with Client(surface.server) as client:

@@ -29,5 +29,6 @@ BUILTINS: dict[str, Any] = _Builtins(
         "tools": ToolsService,
         "openai": "harness.llm.openai_chat:OpenAIChat",
         "agent": "harness.agent.service:AgentService",
+        "mcp-client": "harness.gateway:plugin",
     }
 )

@@ -11,6 +11,7 @@ ErrorCode = Literal[
     "unknown_tool",
     "invalid_args",
     "denied",
+    "approval_pending",
     "timeout",
     "cancelled",
     "tool_error",
@@ -54,6 +55,19 @@ class ToolCall:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An approval answer: it comes in a later request; the call ends as ``approval_pending``.
+
+    ``prompt`` is what the person is asked; ``data`` is whatever the surface needs to send the
+    question (an MCP elicitation request, say). Neither is interpreted by the pipeline. (Part
+    of the approval contract, :mod:`harness.tools.approval`; defined here for ToolResult.)
+    """
+
+    prompt: str = ""
+    data: Any = None
+
+
 @dataclass(slots=True)
 class ToolResult:
     """The outcome of one call: a canonical value and its rendering, or an error."""
@@ -68,6 +82,8 @@ class ToolResult:
     """A message a model can act on; None on success."""
     code: ErrorCode | None = None
     """None on success, else one of :data:`ERROR_CODES`."""
+    pending: Pending | None = field(default=None, repr=False, compare=False)
+    """With code ``approval_pending``: the approval question, to answer in a later request."""
 
     @property
     def ok(self) -> bool:

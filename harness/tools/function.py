@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -115,7 +116,7 @@ def _from_function(
             )
         if param.kind is param.POSITIONAL_ONLY:
             positional.append(param.name)
-        annotation = hints.get(param.name, Any)
+        annotation = keep_ints(hints.get(param.name, Any))
         default = ... if param.default is inspect.Parameter.empty else param.default
         doc = param_docs.get(param.name)
         if doc and not _has_description(annotation):
@@ -169,7 +170,7 @@ def _output_of(annotation: Any, where: str) -> tuple[dict[str, Any] | None, Outp
     if annotation is inspect.Parameter.empty or annotation is None or annotation is type(None):
         return None, _to_jsonable
     try:
-        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(annotation)
+        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(keep_ints(annotation))
         schema = clean_schema(adapter.json_schema())
     except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as exc:
         raise ToolDefinitionError(f"{where}: cannot describe its return type: {exc}") from exc
@@ -182,6 +183,47 @@ def _output_of(annotation: Any, where: str) -> tuple[dict[str, Any] | None, Outp
         return adapter.dump_python(valid, mode="json")
 
     return (schema or None), check
+
+
+def _int_stays_int(value: Any, handler: pydantic.ValidatorFunctionWrapHandler) -> Any:
+    return value if type(value) is int else handler(value)
+
+
+def _int_dumped_as_int(value: Any, handler: pydantic.SerializerFunctionWrapHandler) -> Any:
+    return value  # dumped as int | float: an int stays an int, NaN and inf reach the JSON check
+
+
+_NUMBER_KEEPING_INTS = (
+    pydantic.WrapValidator(_int_stays_int),
+    pydantic.WrapSerializer(_int_dumped_as_int, return_type=int | float),
+)
+
+
+def keep_ints(annotation: Any) -> Any:
+    """``float`` (also inside ``Annotated``, unions, lists, tuples and dicts) that keeps a
+    whole JSON integer an ``int``: ``add(1, 2)`` gives ``3``, not ``3.0``.
+
+    Typing already treats ``int`` as a ``float``; the schema stays ``{"type": "number"}``.
+    """
+    if annotation is float:
+        return typing.Annotated[float, *_NUMBER_KEEPING_INTS]
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        return annotation
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        inner = keep_ints(args[0])
+        if inner is args[0]:
+            return annotation
+        return typing.Annotated[inner, *annotation.__metadata__]
+    mapped = tuple(keep_ints(arg) for arg in args)
+    if all(new is old for new, old in zip(mapped, args, strict=True)):
+        return annotation
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[mapped]  # noqa: UP007 (rebuilt from parts)
+    if origin in (list, tuple, dict, set, frozenset):
+        return origin[mapped]
+    return annotation
 
 
 def _to_jsonable(value: Any) -> Any:

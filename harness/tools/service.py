@@ -7,6 +7,10 @@
     tools/post-execute  (call, result, next) -> ToolResult
     tools/result        emit (call, result)           every result, denials included
 
+An ``ask`` goes to the approval service (:mod:`harness.tools.approval`): approved, the call
+runs; denied, it ends ``denied``; pending (the answer comes in a later request), it ends
+``approval_pending`` without entering stages 2 and 3, and a later ``execute`` resumes it.
+
 It never raises: every failure is a :class:`ToolResult` with a ``code``.
 """
 
@@ -30,6 +34,8 @@ import pydantic
 from ..errors import ToolArgsError, ToolConflict, ToolDefinitionError
 from ..service import Service, caller_aware
 from . import formats, jsonvalue
+from .approval import ApprovalService, Approved, Pending
+from .approval import decide as decide_approval
 from .calls import Ask, Deny, ToolCall, ToolResult
 from .deadline import caller_cancelled, start
 from .define import OutputMismatch, ToolDefinition
@@ -208,8 +214,14 @@ class ToolsService(Service):
 
     # -- execution -----------------------------------------------------------------------
 
-    async def execute(self, call: ToolCall | Mapping[str, Any]) -> ToolResult:
-        """Run one call through the pipeline. Never raises; failures are results."""
+    async def execute(
+        self, call: ToolCall | Mapping[str, Any], *, approval: ApprovalService | None = None
+    ) -> ToolResult:
+        """Run one call through the pipeline. Never raises; failures are results.
+
+        ``approval`` answers this call's ``ask`` decisions instead of the ``approval``
+        service (a surface passes the one that can reach the person behind the call).
+        """
         if type(call) is not ToolCall:
             try:
                 call = ToolCall.of(call)
@@ -227,7 +239,9 @@ class ToolsService(Service):
             # the stages somebody listens to.
             if "tools/pre-execute" in layers:
                 decision = await self._bus.waterfall("tools/pre-execute", (call,), _allow)
-                denial = None if decision == "allow" else await self._decide(call, decision)
+                denial = (
+                    None if decision == "allow" else await self._decide(call, decision, approval)
+                )
             else:
                 denial = None
             if denial is not None:
@@ -310,7 +324,10 @@ class ToolsService(Service):
             self._order = sorted(self._tools, key=lambda name: rank(self._tools[name]))
         return self._order
 
-    async def _decide(self, call: ToolCall, decision: Any) -> ToolResult | None:
+    async def _decide(
+        self, call: ToolCall, decision: Any, approval: ApprovalService | None
+    ) -> ToolResult | None:
+        """None to run the call, else the result that ends it (denied or approval pending)."""
         if decision == "deny":
             decision = Deny()
         elif decision == "ask":
@@ -322,19 +339,27 @@ class ToolsService(Service):
                 f"tools/pre-execute produced {decision!r}; listeners must return 'allow', "
                 "'deny', 'ask', Deny(reason), Ask(reason) or the result of await next()"
             )
-        approval = self._runtime.available("approval")
-        if approval is None:
+        service = approval if approval is not None else self._approval()
+        if service is None:
             return ToolResult.failure(
                 call,
                 "denied",
                 f"Tool denied: {decision.reason} (approval needed, and no approval service "
                 "is loaded)",
             )
-        answer = await approval.request(call, decision.reason)
-        if answer is True:
+        answer = await decide_approval(service, call, decision.reason)
+        if isinstance(answer, Approved):
             return None
-        why = answer if isinstance(answer, str) and answer else "approval was refused"
+        if isinstance(answer, Pending):
+            message = f"Tool {call.name} is waiting for approval: {decision.reason}"
+            result = ToolResult.failure(call, "approval_pending", message)
+            result.pending = answer
+            return result
+        why = answer.reason or "approval was refused"
         return ToolResult.failure(call, "denied", f"Tool denied: {decision.reason} ({why})")
+
+    def _approval(self) -> Any:
+        return self._runtime.available("approval")
 
     async def _run(self, call: ToolCall) -> ToolResult:
         entry = self._tools.get(call.name)

@@ -11,6 +11,9 @@ from harness import Host, ToolResult
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "cordis.yml"
+ALL_ON = ("files.enabled=true", "git.enabled=true")
+"""The bundled file and git tools ship switched off; these tests switch them on."""
+SET_ALL_ON = tuple(arg for override in ALL_ON for arg in ("--set", override))
 
 
 @pytest.fixture
@@ -25,7 +28,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 async def host(workspace: Path) -> AsyncIterator[Host]:
     """The repository's own cordis.yml, running."""
-    async with Host(CONFIG) as running:
+    async with Host(CONFIG, overrides=ALL_ON) as running:
         yield running
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from harness import Host
 
-from .conftest import CONFIG, ROOT, run
+from .conftest import ALL_ON, CONFIG, ROOT, SET_ALL_ON, run
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 
@@ -76,6 +76,7 @@ async def test_rules_through_the_pipeline(workspace: Path) -> None:
     async with Host(
         CONFIG,
         overrides=[
+            *ALL_ON,
             "policy.config.rules={write_text_file: ask, 'gre*': deny, echo: allow}",
             "policy.config.default=allow",
         ],
@@ -96,6 +97,7 @@ def call_cli(workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
             HARNESS,
             "-c",
             str(CONFIG),
+            *SET_ALL_ON,
             "call",
             "write_text_file",
             '{"path": "w.txt", "content": "hello"}',

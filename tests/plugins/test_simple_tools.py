@@ -13,15 +13,16 @@ import pytest
 
 from harness import Host
 
-from .conftest import CONFIG, ROOT, run
+from .conftest import CONFIG, ROOT, SET_ALL_ON, run
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 
 CASES: list[tuple[str, dict[str, Any], Any, str]] = [
     ("echo", {"text": "hi"}, {"text": "Echo: hi"}, "Echo: hi"),
     ("greet", {"name": "Alice"}, {"greeting": "Hello, Alice!"}, "Hello, Alice!"),
-    ("add", {"a": 10, "b": 20}, 30, "30.0"),
-    ("multiply", {"a": 5, "b": 6}, 30, "30.0"),
+    ("add", {"a": 10, "b": 20}, 30, "30"),
+    ("add", {"a": 1.5, "b": 2}, 3.5, "3.5"),
+    ("multiply", {"a": 5, "b": 6}, 30, "30"),
 ]
 
 
@@ -41,7 +42,7 @@ async def test_contract_through_execute(
 def call_json(workspace: Path, tool: str, args: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     """``harness call TOOL ARGS --json`` on the repository's cordis.yml."""
     return subprocess.run(
-        [HARNESS, "-c", str(CONFIG), "call", tool, json.dumps(args), "--json"],
+        [HARNESS, "-c", str(CONFIG), *SET_ALL_ON, "call", tool, json.dumps(args), "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

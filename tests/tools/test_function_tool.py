@@ -169,3 +169,34 @@ def test_any_parameter_is_open_json() -> None:
 
     assert store.parameters["properties"]["value"] == {}
     assert store.output_schema is None
+
+
+@pytest.mark.anyio
+async def test_float_parameters_keep_whole_integers_as_int(root: Context) -> None:
+    @tool
+    def total(a: float, b: float | None = None, more: list[float] | None = None) -> float:
+        """Add numbers."""
+        return a + (b or 0) + sum(more or ())
+
+    @tool
+    def halves(values: dict[str, float]) -> dict[str, float]:
+        """Keep the values."""
+        return values
+
+    assert total.parameters["properties"]["a"] == {"type": "number"}
+    await root.plugin(tool_plugin(total, halves))
+    cases = [
+        ({"a": 1, "b": 2}, 3, "3"),
+        ({"a": 1, "b": 2, "more": [3, 4]}, 10, "10"),
+        ({"a": 1.5, "b": 2}, 3.5, "3.5"),
+        ({"a": 1.0}, 1.0, "1.0"),
+    ]
+    for args, value, text in cases:
+        result = await root.tools.execute({"name": "total", "args": args})
+        assert (result.result, type(result.result)) == (value, type(value)), args
+        assert result.content == [{"type": "text", "text": text}]
+    kept = await root.tools.execute({"name": "halves", "args": {"values": {"x": 2, "y": 0.5}}})
+    assert kept.result == {"x": 2, "y": 0.5}
+    assert type(kept.result["x"]) is int
+    refused = await root.tools.execute({"name": "total", "args": {"a": True}})
+    assert refused.error == "Invalid arguments for tool total: a: expected number, got boolean"

@@ -23,6 +23,7 @@ from harness import (
     define_tool,
 )
 from harness.tools import ERROR_CODES
+from harness.tools.approval import Pending
 
 from .conftest import tool_plugin
 
@@ -76,6 +77,11 @@ async def call(ctx: Context, name: str, args: Any = None, call_id: str = "c") ->
     return result
 
 
+class Later:
+    async def request(self, c: ToolCall, reason: str) -> Pending:
+        return Pending(f"allow {c.name}?")
+
+
 async def test_every_error_code(loaded: Context) -> None:
     seen: dict[str, str | None] = {}
 
@@ -87,12 +93,17 @@ async def test_every_error_code(loaded: Context) -> None:
             raise RuntimeError("secret internal detail")
         return await next()
 
+    async def ask_later(c: ToolCall, next: Any) -> Any:
+        return Ask("needs a person") if c.name == "later" else await next()
+
     loaded.on("tools/pre-execute", deny_forbidden)
+    loaded.on("tools/pre-execute", ask_later)
     loaded.on("tools/execute", crash)
     results = {
         "unknown_tool": await call(loaded, "nope"),
         "invalid_args": await call(loaded, "echo", {"text": 5}),
         "denied": await call(loaded, "forbidden"),
+        "approval_pending": await loaded.tools.execute(ToolCall("c", "later"), approval=Later()),
         "timeout": await call(loaded, "sleepy"),
         "tool_error": await call(loaded, "broken"),
         "invalid_output": await call(loaded, "bad_output"),
@@ -112,6 +123,7 @@ async def test_every_error_code(loaded: Context) -> None:
         "unknown_tool": "Tool nope not found",
         "invalid_args": "Invalid arguments for tool echo: text: expected string, got integer",
         "denied": "Tool denied: forbidden here",
+        "approval_pending": "Tool later is waiting for approval: needs a person",
         "timeout": "Tool sleepy timed out after 0.05 seconds",
         "tool_error": "disk is full",
         "invalid_output": (

@@ -1,0 +1,87 @@
+"""The config of one ``harness:mcp-client`` entry: which server to mount, and how."""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit
+
+import pydantic
+
+from .names import PREFIX_PATTERN
+
+
+class GatewayConfig(pydantic.BaseModel):
+    """``config:`` of an entry ``name: harness:mcp-client`` (stdio or streamable HTTP)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    command: str | None = None
+    """stdio: the executable that runs the server (looked up on ``PATH``)."""
+    args: list[str] = pydantic.Field(default_factory=list)
+    """stdio: its arguments."""
+    env: dict[str, str] = pydantic.Field(default_factory=dict)
+    """stdio: extra environment, over the SDK's safe defaults (HOME, PATH, USER, ...)."""
+    cwd: str | None = None
+    """stdio: working directory; relative to the folder of cordis.yml."""
+    url: str | None = None
+    """streamable HTTP: the server's endpoint, ``http(s)://host:port/mcp``."""
+    headers: dict[str, str] = pydantic.Field(default_factory=dict)
+    """streamable HTTP: request headers (tokens via ``${VAR}``)."""
+    prefix: str | None = None
+    """Put before every upstream name; default ``<id>_``; ``""`` keeps upstream names."""
+    include: list[str] = pydantic.Field(default_factory=lambda: ["*"])
+    """Globs over upstream tool names: only these are mounted."""
+    exclude: list[str] = pydantic.Field(default_factory=list)
+    """Globs over upstream tool names: never mounted (wins over include)."""
+    timeout: float | None = pydantic.Field(60.0, gt=0)
+    """Seconds one mounted call may run (null: the tools service default)."""
+    connect_timeout: float = pydantic.Field(30.0, gt=0)
+    """Seconds to start or reach the server and list its tools."""
+    restart_delay: float = pydantic.Field(0.5, gt=0)
+    """Seconds before the first restart after a failure; doubled per failure."""
+    max_restart_delay: float = pydantic.Field(30.0, gt=0)
+    """Cap of the restart delay."""
+    max_result_bytes: int = pydantic.Field(4_000_000, ge=1024)
+    """Results larger than this (text, data and structured content) are refused."""
+    max_notifications: int = pydantic.Field(50, ge=1)
+    """Notifications per second passed on; the rest are dropped (list changes coalesce)."""
+    max_tools: int = pydantic.Field(1000, ge=1)
+    """Upstream tools mounted at most (the first ones, in upstream order)."""
+    elicitation: Literal["approval", "decline"] = "approval"
+    """Upstream elicitation: ask harness's approval service, or always decline."""
+
+    @pydantic.field_validator("prefix")
+    @classmethod
+    def _check_prefix(cls, value: str | None) -> str | None:
+        if value is not None and not PREFIX_PATTERN.match(value):
+            raise ValueError(
+                "prefix may hold only letters, digits, '_' and '-', at most 48 characters"
+            )
+        return value
+
+    @pydantic.model_validator(mode="after")
+    def _check_transport(self) -> GatewayConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                "give either command (a stdio server) or url (a streamable HTTP server), not "
+                + ("both" if self.command else "neither")
+            )
+        if self.url is not None:
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError(f"url {self.url!r} must be http:// or https:// with a host")
+            stray = [key for key in ("args", "env", "cwd") if getattr(self, key)]
+            if stray:
+                raise ValueError(f"{', '.join(stray)} only apply to command (stdio) servers")
+        elif self.headers:
+            raise ValueError("headers only apply to url (streamable HTTP) servers")
+        if self.command is not None and not self.command.strip():
+            raise ValueError("command must not be empty")
+        if self.max_restart_delay < self.restart_delay:
+            raise ValueError("max_restart_delay must be at least restart_delay")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        """``stdio`` or ``http``."""
+        return "stdio" if self.command is not None else "http"

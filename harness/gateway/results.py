@@ -1,0 +1,76 @@
+"""Upstream ``CallToolResult`` → harness's canonical value and render blocks.
+
+- ``isError: true`` → :class:`UpstreamToolError` with the result's text (``tool_error``).
+- ``structuredContent`` → the canonical value, as it is.
+- otherwise: text only → the text (blocks joined by newlines); anything else → the list of
+  blocks, the same dicts people see.
+
+Blocks: ``text`` → ``{"type": "text", "text"}``; ``image`` and ``audio`` → ``{"type", "data",
+"mime_type"}`` (base64); ``resource_link`` → ``{"type": "resource_link", "uri", "name"[,
+"mime_type", "description", "title"]}``; an embedded ``resource`` → ``{"type": "resource",
+"uri"[, "mime_type"], "text" | "data"}``. A result larger than ``max_result_bytes`` is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+
+
+class UpstreamToolError(Exception):
+    """Raised for an upstream result with ``isError: true``, or one harness refuses."""
+
+
+def convert(result: types.CallToolResult, limit: int) -> tuple[Any, list[dict[str, Any]]]:
+    """``(canonical value, render blocks)``; raise :class:`UpstreamToolError` on isError."""
+    blocks = [block_of(item) for item in result.content]
+    size = sum(len(block.get("text", "")) + len(block.get("data", "")) for block in blocks)
+    structured = result.structured_content
+    if structured is not None:
+        size += len(json.dumps(structured, ensure_ascii=False, default=str))
+    if size > limit:
+        raise UpstreamToolError(
+            f"the server returned {size} bytes, more than max_result_bytes ({limit}); "
+            "ask for less (a narrower query, a page) or raise max_result_bytes"
+        )
+    if result.is_error:
+        text = "\n".join(block["text"] for block in blocks if block["type"] == "text")
+        raise UpstreamToolError(text or "the server reported an error without a message")
+    if structured is not None:
+        return structured, blocks
+    if all(block["type"] == "text" for block in blocks):
+        return "\n".join(block["text"] for block in blocks), blocks
+    return [dict(block) for block in blocks], blocks
+
+
+def block_of(item: Any) -> dict[str, Any]:
+    """One MCP content block as a harness render block."""
+    kind = getattr(item, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": item.text}
+    if kind in ("image", "audio"):
+        return {"type": kind, "data": item.data, "mime_type": item.mime_type}
+    if kind == "resource_link":
+        link: dict[str, Any] = {"type": "resource_link", "uri": str(item.uri), "name": item.name}
+        for key, value in (
+            ("mime_type", item.mime_type),
+            ("description", item.description),
+            ("title", item.title),
+        ):
+            if value is not None:
+                link[key] = value
+        return link
+    if kind == "resource":
+        contents = item.resource
+        block: dict[str, Any] = {"type": "resource", "uri": str(contents.uri)}
+        if contents.mime_type is not None:
+            block["mime_type"] = contents.mime_type
+        if isinstance(contents, types.TextResourceContents):
+            block["text"] = contents.text
+        else:
+            block["data"] = contents.blob
+        return block
+    dumped = item.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return {"type": "text", "text": json.dumps(dumped, ensure_ascii=False)}

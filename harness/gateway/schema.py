@@ -1,0 +1,120 @@
+"""Upstream JSON Schemas: made valid for every schema format, and checked with ``jsonschema``.
+
+harness's own validator compiles harness's parameter spec language; an upstream server sends
+arbitrary JSON Schema (``$ref``, ``anyOf``, ``pattern``, ``minimum``, ...). Mounted tools are
+therefore checked with the ``jsonschema`` library, with the dialect the schema declares
+(``$schema``; 2020-12 when absent), every violation collected with its path in harness's form
+(``items[2].name: expected string, got integer``) and the call refused with ``invalid_args``
+before it leaves the host. ``$ref`` resolves only inside the schema itself: a hostile schema
+cannot make harness fetch anything. ``format`` is not asserted (as 2020-12 says by default).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from jsonschema import SchemaError, ValidationError
+from jsonschema.validators import Draft202012Validator, validator_for
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+
+from ..errors import ToolArgsError
+from ..tools.schema import json_type
+
+MAX_SCHEMA_BYTES = 256_000
+"""An upstream schema larger than this (as JSON) is not mounted."""
+MAX_ISSUES = 20
+_REQUIRED = re.compile(r"^'(.*)' is a required property$")
+
+
+class UnusableSchema(ValueError):
+    """Raised when an upstream schema cannot be mounted (the tool is then skipped)."""
+
+
+def input_schema(raw: Any) -> dict[str, Any]:
+    """The upstream input schema as a root object every format accepts.
+
+    MCP, OpenAI and Anthropic all want an object at the root: ``type: object`` is added when
+    missing, and ``properties: {}`` too (OpenAI rejects an object schema without it).
+    """
+    if not isinstance(raw, dict):
+        raise UnusableSchema("its inputSchema is not an object")
+    size = len(json.dumps(raw, ensure_ascii=False, default=str))
+    if size > MAX_SCHEMA_BYTES:
+        raise UnusableSchema(f"its inputSchema is {size} bytes (limit {MAX_SCHEMA_BYTES})")
+    kind = raw.get("type", "object")
+    if kind != "object":
+        raise UnusableSchema(f"its inputSchema has type {kind!r}; tool arguments are an object")
+    schema = dict(raw)
+    schema["type"] = "object"
+    if not isinstance(schema.get("properties"), dict):
+        schema["properties"] = {}
+    return schema
+
+
+def output_schema(raw: Any) -> dict[str, Any] | None:
+    """The upstream output schema when it is a usable object schema, else None."""
+    if not isinstance(raw, dict) or raw.get("type") != "object":
+        return None
+    if len(json.dumps(raw, ensure_ascii=False, default=str)) > MAX_SCHEMA_BYTES:
+        return None
+    return raw
+
+
+def compile_checker(schema: dict[str, Any]) -> Callable[[Any], None]:
+    """A check that raises :class:`ToolArgsError` listing every violation of ``schema``."""
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise UnusableSchema(f"its inputSchema is not valid JSON Schema: {exc.message}") from None
+    validator = cls(schema, registry=Registry())
+
+    def check(args: Any) -> None:
+        if not isinstance(args, dict):
+            raise ToolArgsError(f"expected an object of arguments, got {json_type(args)}")
+        try:
+            errors = list(validator.iter_errors(args))
+        except Unresolvable as exc:
+            raise ToolArgsError(
+                f"the server's input schema has a $ref that does not resolve ({exc})"
+            ) from None
+        if errors:
+            errors.sort(key=lambda error: [str(part) for part in error.absolute_path])
+            issues = [_issue(error) for error in errors[:MAX_ISSUES]]
+            raise ToolArgsError("; ".join(issues), issues)
+
+    return check
+
+
+def _issue(error: ValidationError) -> str:
+    parts = list(error.absolute_path)
+    message = _message(error)
+    if error.validator == "required":
+        match = _REQUIRED.match(error.message)
+        if match:
+            parts.append(match.group(1))
+            message = "required property is missing"
+    path = _path(parts)
+    return f"{path}: {message}" if path else message
+
+
+def _path(parts: list[Any]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _message(error: ValidationError) -> str:
+    kind = error.validator
+    if kind == "type":
+        expected = error.validator_value
+        shown = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        return f"expected {shown}, got {json_type(error.instance)}"
+    if kind == "additionalProperties" and "were unexpected" in error.message:
+        return "unexpected properties " + error.message.split("(")[-1].rstrip(")")
+    return error.message

@@ -1,0 +1,393 @@
+"""One connection to an upstream MCP server, through the official SDK's ``Client``.
+
+The connection lives in a background task (the SDK's context managers must be entered and
+left in one task). It starts the server (stdio) or reaches it (streamable HTTP), performs
+the initialize handshake, lists the tools, and then waits: an upstream
+``notifications/tools/list_changed`` re-lists, the end of the transport (the process exited,
+the HTTP server went away) ends the connection with a message saying what happened.
+
+Between the transport and the SDK session sits :class:`WatchedStream`: it notices the end of
+the stream, turns ``tools/list_changed`` into one coalesced re-list, and passes at most
+``max_notifications`` other notifications a second (the rest are dropped and counted).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.session import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+
+from .config import GatewayConfig
+
+ElicitFn = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+LIST_PAGES = 100
+"""tools/list pages read at most (a server that paginates forever cannot hang harness)."""
+STDERR_LINES = 20
+
+
+def _version() -> str:
+    try:
+        return version("cordis-harness")
+    except PackageNotFoundError:  # running from a source tree without metadata
+        return "0"
+
+
+class Connection:
+    """A live (or starting, or ended) connection to one upstream server."""
+
+    def __init__(
+        self, config: GatewayConfig, label: str, base_dir: Path, logger: logging.Logger
+    ) -> None:
+        self.config = config
+        self.label = label
+        self.base_dir = base_dir
+        self.logger = logger
+        self.ready = anyio.Event()
+        """Set once connected and listed, or once the attempt failed (see ``failure``)."""
+        self.closed = anyio.Event()
+        self.failure: str | None = None
+        self.tools: list[types.Tool] = []
+        self.client: Client | None = None
+        self.on_tools: Callable[[list[types.Tool]], None] | None = None
+        self.on_lost: Callable[[str], None] | None = None
+        self.elicit: ElicitFn | None = None
+        self.dropped = 0
+        """Notifications dropped by the flood bound."""
+        self._scope = anyio.CancelScope()
+        self._wake = anyio.Event()
+        self._relist = False
+        self._lost: str | None = None
+        self._stopping = False
+        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, list, then serve re-lists until the transport ends or ``stop``."""
+        timeout = self.config.connect_timeout
+        try:
+            with self._scope:
+                self._scope.deadline = anyio.current_time() + timeout
+                async with Client(
+                    self._transport(),
+                    mode="legacy",
+                    cache=None,
+                    message_handler=self._on_message,
+                    elicitation_callback=self._on_elicit,
+                    logging_callback=self._on_log,
+                    client_info=types.Implementation(name="harness", version=_version()),
+                ) as client:
+                    self.client = client
+                    self.tools = await self._list_tools(client)
+                    self._scope.deadline = math.inf
+                    self.ready.set()
+                    await self._serve(client)
+            if self._scope.cancelled_caught and not self.ready.is_set():
+                self.failure = self._with_stderr(
+                    f"did not complete the MCP handshake and tools/list within "
+                    f"connect_timeout ({timeout:g} s)"
+                )
+        except Exception as exc:
+            self.failure = self._with_stderr(self._explain(exc))
+            self.logger.debug("%s: connection ended", self.label, exc_info=exc)
+        finally:
+            self.client = None
+            was_ready = self.ready.is_set()
+            self.ready.set()
+            self.closed.set()
+            if was_ready and not self._stopping and self.on_lost is not None:
+                self.on_lost(self.failure or self._with_stderr("the server closed the connection"))
+
+    async def stop(self) -> None:
+        """End the connection (the server process is stopped) and wait, bounded, for it."""
+        self._stopping = True
+        self._scope.cancel()
+        with anyio.move_on_after(10), anyio.CancelScope(shield=True):
+            await self.closed.wait()
+
+    async def _serve(self, client: Client) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            if self._lost is not None:
+                self.failure = self._with_stderr(self._lost)
+                return
+            if self._relist:
+                self._relist = False
+                try:
+                    with anyio.fail_after(self.config.connect_timeout):
+                        tools = await self._list_tools(client)
+                except Exception as exc:
+                    self.logger.warning("%s: re-listing tools failed: %s", self.label, exc)
+                    continue
+                self.tools = tools
+                if self.on_tools is not None:
+                    self.on_tools(tools)
+
+    async def _list_tools(self, client: Client) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(LIST_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor or len(tools) >= self.config.max_tools:
+                break
+        return tools[: self.config.max_tools]
+
+    # -- calls -----------------------------------------------------------------------------
+
+    async def call(self, name: str, args: dict[str, Any]) -> types.CallToolResult:
+        """Call upstream tool ``name``; raise :class:`Unavailable` when not connected."""
+        client = self.client
+        if client is None:
+            raise Unavailable(f"{self.label} is not connected: {self.failure or 'starting'}")
+        try:
+            return await client.call_tool(name, args)
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                await anyio.lowlevel.checkpoint()
+                raise Unavailable(
+                    f"{self.label} closed the connection while the call was running"
+                    + self._stderr_note()
+                ) from None
+            raise
+
+    # -- the transport ---------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        config = self.config
+        async with AsyncExitStack() as stack:
+            if config.command is not None:
+                read, write = await self._open_stdio(stack, config)
+            else:
+                assert config.url is not None
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(
+                        headers=config.headers,
+                        timeout=httpx2.Timeout(config.connect_timeout, read=300.0),
+                    )
+                )
+                read, write = await stack.enter_async_context(
+                    streamable_http_client(
+                        config.url, http_client=http, max_sse_event_size=config.max_result_bytes
+                    )
+                )
+            yield WatchedStream(read, self), write
+
+    async def _open_stdio(self, stack: AsyncExitStack, config: GatewayConfig) -> tuple[Any, Any]:
+        assert config.command is not None
+        cwd = (self.base_dir / config.cwd) if config.cwd else None
+        if cwd is not None and not cwd.is_dir():
+            raise Unavailable(f"cwd {str(cwd)!r} is not a folder")
+        command = config.command
+        if os.sep not in command and shutil.which(command, path=_path_of(config)) is None:
+            raise Unavailable(
+                f"command {command!r} was not found on PATH; install it or give its full path"
+            )
+        params = StdioServerParameters(
+            command=command, args=config.args, env=config.env or None, cwd=cwd
+        )
+        read_fd, write_fd = os.pipe()
+        errlog = os.fdopen(write_fd, "w")
+        try:
+            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            errlog.close()  # the server holds its own copy
+        group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(group.cancel_scope.cancel)
+        group.start_soon(self._pump_stderr, read_fd)
+        return streams
+
+    async def _pump_stderr(self, fd: int) -> None:
+        # A thread reads the server's stderr (kept: the last lines, for messages; logged at
+        # debug); it ends when the server's end closes, even after this task is cancelled.
+        await anyio.to_thread.run_sync(
+            _read_lines,
+            fd,
+            self._stderr,
+            self.logger,
+            self.label,
+            abandon_on_cancel=True,
+            limiter=anyio.CapacityLimiter(1),
+        )
+
+    # -- what the session hands us ---------------------------------------------------------
+
+    def mark_lost(self, why: str) -> None:
+        """The transport ended: end the connection with ``why``."""
+        if self._lost is None:
+            self._lost = why
+            self._wake.set()
+
+    def request_relist(self) -> None:
+        """The server's tool list changed: re-list (coalesced)."""
+        self._relist = True
+        self._wake.set()
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, httpx2.TransportError):
+            self.mark_lost(f"the server cannot be reached ({_transport_error(message)})")
+        elif isinstance(message, Exception):
+            self.logger.warning("%s: %s", self.label, message)
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logger.info("%s logs (%s): %s", self.label, params.level, _short(params.data))
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        if self.elicit is None:
+            return types.ElicitResult(action="decline")
+        return await self.elicit(params)
+
+    # -- messages --------------------------------------------------------------------------
+
+    def _explain(self, exc: BaseException) -> str:
+        if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            return self._explain(exc.exceptions[0])
+        if isinstance(exc, Unavailable):
+            return str(exc)
+        if isinstance(exc, FileNotFoundError | PermissionError):
+            return f"cannot start command {self.config.command!r}: {exc.strerror or exc}"
+        if isinstance(exc, httpx2.TransportError):
+            return f"cannot reach {self.config.url}: {_transport_error(exc)}"
+        if isinstance(exc, httpx2.HTTPStatusError):
+            return f"{self.config.url} answered HTTP {exc.response.status_code}"
+        if isinstance(exc, MCPError):
+            if exc.code == types.CONNECTION_CLOSED:
+                started = f"command {self.config.command!r}" if self.config.command else "it"
+                return f"the server closed the connection during the handshake ({started} exited?)"
+            return f"the server answered with an error: {exc}"
+        return f"{type(exc).__name__}: {exc}"
+
+    def _with_stderr(self, message: str) -> str:
+        return message + self._stderr_note()
+
+    def _stderr_note(self) -> str:
+        lines = [line for line in self._stderr if line.strip()]
+        if not lines:
+            return ""
+        return f" (its stderr ends with: {_short(' | '.join(lines[-3:]))})"
+
+
+class Unavailable(Exception):
+    """Raised when the upstream cannot be used (not started, gone, or unreachable)."""
+
+
+class WatchedStream:
+    """The SDK session's read stream, watched: end of stream, list changes, floods."""
+
+    def __init__(self, inner: Any, connection: Connection) -> None:
+        self.inner = inner
+        self.connection = connection
+        self._window = -math.inf
+        self._count = 0
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self.inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            try:
+                item = await self.inner.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                self.connection.mark_lost("the server closed the connection")
+                raise
+            if self._keep(item):
+                return item  # type: ignore[no-any-return]
+
+    def _keep(self, item: Any) -> bool:
+        message = item.message if isinstance(item, SessionMessage) else None
+        if not isinstance(message, types.JSONRPCNotification):
+            return True
+        if message.method == "notifications/tools/list_changed":
+            self.connection.request_relist()
+            return False
+        now = anyio.current_time()
+        if now - self._window >= 1.0:
+            self._window, self._count = now, 0
+        self._count += 1
+        if self._count <= self.connection.config.max_notifications:
+            return True
+        self.connection.dropped += 1
+        if self._count == self.connection.config.max_notifications + 1:
+            self.connection.logger.warning(
+                "%s sends more than %d notifications a second; dropping the rest",
+                self.connection.label,
+                self.connection.config.max_notifications,
+            )
+        return False
+
+    def __aiter__(self) -> WatchedStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> WatchedStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.inner.aclose()
+
+
+def _read_lines(fd: int, tail: deque[str], logger: logging.Logger, label: str) -> None:
+    pending = b""
+    try:
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()[-4096:]
+            for raw in lines:
+                line = raw[:2000].decode("utf-8", "replace").rstrip()
+                tail.append(line)
+                logger.debug("%s stderr: %s", label, line)
+        if pending:
+            tail.append(pending.decode("utf-8", "replace").rstrip())
+    finally:
+        os.close(fd)
+
+
+def _path_of(config: GatewayConfig) -> str | None:
+    return config.env.get("PATH") or os.environ.get("PATH")
+
+
+def _transport_error(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) < 300 else text[:300] + "..."
+
+
+def _short(value: Any, limit: int = 500) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

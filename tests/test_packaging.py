@@ -1,0 +1,122 @@
+"""The wheel carries the bundled plugins: pip install, then init and run in an empty folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNESS_", "VIRTUAL_ENV"))}
+    return subprocess.run(
+        [str(arg) for arg in argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_wheel_install_then_init_and_run_in_an_empty_folder(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    built = _run(
+        sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "-q", "-w", dist, cwd=tmp_path
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = dist.glob("cordis_harness-*.whl")
+    venv = tmp_path / "venv"
+    made = _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    installed = _run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel, cwd=tmp_path)
+    assert installed.returncode == 0, installed.stderr
+    harness = venv / "bin" / "harness"
+    project = tmp_path / "empty"
+    project.mkdir()
+
+    init = _run(harness, "init", cwd=project)
+    assert init.returncode == 0, init.stderr
+    bundled = sorted(path.name for path in (ROOT / "plugins").glob("*.py"))
+    assert init.stdout.splitlines() == [
+        "wrote cordis.yml",
+        "made plugins/",
+        *(f"wrote plugins/{name}" for name in bundled),
+        "made workspace/",
+        "next: harness check, then harness run",
+    ]
+    assert (project / "cordis.yml").read_text() == (ROOT / "cordis.yml").read_text()
+    assert (project / "workspace").is_dir()
+
+    check = _run(harness, "check", cwd=project)
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.splitlines()[-1] == "ok: no problems"
+    listed = _run(harness, "tools", "--json", "--format", "mcp", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    assert '"name": "echo"' in listed.stdout
+    added = _run(harness, "call", "add", '{"a": 1, "b": 2}', cwd=project)
+    assert (added.returncode, added.stdout) == (0, "3\n"), added.stderr
+    enabled = _run(
+        harness,
+        "--set",
+        "git.enabled=true",
+        "call",
+        "git_log_reader",
+        f'{{"repoPath": "{ROOT}", "maxCount": 1}}',
+        cwd=project,
+    )
+    assert enabled.returncode == 0, enabled.stderr
+    assert enabled.stdout.startswith("Last 1 commit(s)")
+
+    # a second init keeps every file
+    (project / "cordis.yml").write_text("insert: []\n")
+    again = _run(harness, "init", cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[0] == "kept cordis.yml (it exists)"
+    assert (project / "cordis.yml").read_text() == "insert: []\n"
+    (project / "cordis.yml").write_text((ROOT / "cordis.yml").read_text())
+
+    # harness run serves until Ctrl-C, then exits 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNESS_", "VIRTUAL_ENV"))}
+    server = subprocess.Popen(
+        [str(harness), "run", "--port", "0", "--no-watch"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        seen: list[str] = []
+        for line in server.stderr:
+            seen.append(line)
+            if line.startswith("serving MCP at http://127.0.0.1:"):
+                break
+        else:
+            raise AssertionError("harness run stopped early: " + "".join(seen))
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert server.returncode == 0, "".join(seen) + err
+    assert "echo" in out
+    assert "harness stopped" in err
+
+
+def test_first_make_run_says_what_it_installs(tmp_path: Path) -> None:
+    venv = tmp_path / "fresh-venv"
+    plan = _run("make", "-n", f"VENV={venv}", "run", cwd=ROOT)
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    assert lines[0] == f'echo "Setting up {venv} (first run only; pip shows what it installs)..."'
+    install = next(line for line in lines if "pip install" in line and "-e" in line)
+    assert "--quiet" not in install
+    assert "--progress-bar on" in install
+    assert lines[-1] == f"{venv}/bin/harness run"
