@@ -13,6 +13,8 @@ from mcp import Client
 from harness import Host, ToolCall, ToolResult
 from harness.mcp import APPROVAL_KEY, McpSurface
 
+from .plugins.conftest import ALL_ON
+
 ROOT = Path(__file__).resolve().parents[1]
 ACCEPT = types.ElicitResult(action="accept", content={"approve": True})
 
@@ -34,7 +36,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml") as host:
+    async with Host(ROOT / "cordis.yml", overrides=ALL_ON) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served
