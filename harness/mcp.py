@@ -24,6 +24,7 @@ import logging
 import socket
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import anyio
@@ -39,6 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from . import __version__
 from .context import Context
 from .errors import HarnessError
+from .service import unwrap
 from .tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import mcp as mcp_schema
@@ -146,10 +148,13 @@ class McpSurface:
         self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self.notifications = 0
         self._dirty = False
+        self._catalog: _Catalog | None = None
+        """The tools/list answer and each tool's input schema, until the registry changes."""
         self.seal = CallSeal()
         self.server = _Server(
             name,
             version=__version__,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
@@ -161,6 +166,14 @@ class McpSurface:
         service: ToolsService = self.root.tools
         return service
 
+    def catalog(self) -> _Catalog:
+        """The registry in the MCP format, built once per registry change."""
+        tools = unwrap(self.root.tools)
+        catalog = self._catalog
+        if catalog is None or catalog.service is not tools:
+            catalog = self._catalog = _Catalog.of(tools)
+        return catalog
+
     def attach(self) -> None:
         """Listen for registry changes (approvals go to the client of each call)."""
         self.root.on("tools/change", self._changed)
@@ -169,23 +182,11 @@ class McpSurface:
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._remember(ctx)
-        tools = []
-        for name in self.tools.list():
-            definition = self.tools.get(name)
-            if definition is None:
-                continue
-            schema = mcp_schema(definition)
-            hints = schema.get("annotations") or {}
-            tools.append(
-                types.Tool(
-                    name=schema["name"],
-                    description=schema["description"],
-                    input_schema=schema["inputSchema"],
-                    output_schema=schema.get("outputSchema"),
-                    annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
-                )
-            )
-        return types.ListToolsResult(tools=tools)
+        return self.catalog().listing
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        # The SDK checks a call's Mcp-Param headers against this before dispatching it.
+        return self.catalog().inputs.get(name)
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -201,7 +202,7 @@ class McpSurface:
             if asks or self.root.get("approval") is None
             else None
         )
-        result = await self.tools.execute(call, approval=approval)
+        result = await unwrap(self.root.tools).execute(call, approval=approval)  # one look-up
         if result.code == "approval_pending" and result.pending is not None:
             return types.InputRequiredResult(
                 input_requests={APPROVAL_KEY: result.pending.data},
@@ -218,6 +219,7 @@ class McpSurface:
             self.connections.add(connection_of(ctx.session))
 
     def _changed(self, kind: str, name: str) -> None:
+        self._catalog = None
         if not self._dirty and not self.root.is_disposed:
             self._dirty = True
             self.root.start_soon(self._notify)
@@ -319,6 +321,37 @@ class McpSurface:
                 await anyio.sleep_forever()
             finally:
                 server.should_exit = True
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    """One registry state in the MCP format: the tools/list answer and the input schemas."""
+
+    service: ToolsService
+    listing: types.ListToolsResult
+    inputs: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, service: ToolsService) -> _Catalog:
+        tools = []
+        inputs: dict[str, dict[str, Any]] = {}
+        for name in service.list():
+            definition = service.get(name)
+            if definition is None:
+                continue
+            schema = mcp_schema(definition)
+            hints = schema.get("annotations") or {}
+            inputs[name] = schema["inputSchema"]
+            tools.append(
+                types.Tool(
+                    name=schema["name"],
+                    description=schema["description"],
+                    input_schema=schema["inputSchema"],
+                    output_schema=schema.get("outputSchema"),
+                    annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
+                )
+            )
+        return cls(service, types.ListToolsResult(tools=tools), inputs)
 
 
 def connection_of(session: ServerSession) -> Connection:
