@@ -135,7 +135,7 @@ async def test_a_replayed_state_approves_nothing(surface: McpSurface, workspace:
     assert not (workspace / "once.txt").exists()
 
 
-@pytest.mark.parametrize("edit", ["flip", "forged", "garbage"])
+@pytest.mark.parametrize("edit", ["flip", "first", "forged", "garbage"])
 async def test_an_edited_state_approves_nothing(
     surface: McpSurface, workspace: Path, edit: str
 ) -> None:
@@ -147,6 +147,9 @@ async def test_an_edited_state_approves_nothing(
         if edit == "flip":
             version, body, mac = state.split(".")
             state = f"{version}.{body}.{mac[:-1]}{'A' if mac[-1] != 'A' else 'B'}"
+        elif edit == "first":
+            version, body, mac = state.split(".")
+            state = f"{version}.{body}.{'A' if mac[0] != 'A' else 'B'}{mac[1:]}"
         elif edit == "forged":
             state = surface.seal.seal(ToolCall("1", "write_text_file", args)) + "x"
         else:
