@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from . import __version__
 from .context import Context
 from .errors import HarnessError
+from .http_limits import BodyTimeout, HttpLimits, SessionsPerClient, header_timeout_protocol
 from .tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import mcp as mcp_schema
@@ -239,8 +240,13 @@ class McpSurface:
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
-    def http_app(self, host: str, token: str | None = None) -> Any:
-        """The streamable HTTP app (path ``/mcp``), Origin-checked, token-gated when set."""
+    def http_app(
+        self, host: str, token: str | None = None, limits: HttpLimits | None = None
+    ) -> Any:
+        """The streamable HTTP app (path ``/mcp``), Origin-checked, token-gated when set,
+        with the body timeout, idle-session bound and per-client session count of
+        ``limits``."""
+        limits = limits or HttpLimits()
         hosts = _allowed_hosts(host)
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
@@ -248,9 +254,14 @@ class McpSurface:
             allowed_origins=[f"http://{entry}" for entry in hosts]
             + [f"https://{entry}" for entry in hosts],
         )
-        app = self.server.streamable_http_app(
-            streamable_http_path="/mcp", transport_security=security, host=host
+        app: Any = self.server.streamable_http_app(
+            streamable_http_path="/mcp",
+            transport_security=security,
+            host=host,
+            session_idle_timeout=limits.idle_session,
         )
+        app = SessionsPerClient(app, limits.sessions_per_client, limits.idle_session)
+        app = BodyTimeout(app, limits.body_timeout)
         return BearerGate(app, token) if token else app
 
     async def serve_http(
@@ -260,6 +271,7 @@ class McpSurface:
         token: str | None = None,
         on_ready: Any = None,
         wrap: Any = None,
+        limits: HttpLimits | None = None,
     ) -> None:
         """Serve streamable HTTP until cancelled; refuses a public bind without a token.
 
@@ -269,11 +281,13 @@ class McpSurface:
         check_bind(host, token)
         import uvicorn
 
-        app = self.http_app(host, token)
+        limits = limits or HttpLimits()
+        app = self.http_app(host, token, limits)
         config = uvicorn.Config(
             wrap(app) if wrap is not None else app,
             host=host,
             port=port,
+            http=header_timeout_protocol(limits.header_timeout),
             log_level="warning",
             lifespan="on",
         )
