@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from harness import Host
+from harness.errors import ConfigError
 from harness.loader import writeback
 from harness.loader.writeback import set_enabled, write_atomically
 
@@ -102,7 +103,7 @@ def test_a_file_that_never_settles_is_refused_untouched(
         return real_read(file)
 
     monkeypatch.setattr(writeback, "_read", always_changing)
-    with pytest.raises(writeback.ConfigError, match="kept changing while it was being edited"):
+    with pytest.raises(ConfigError, match="kept changing while it was being edited"):
         set_enabled(config, "echo", False)
     text = config.read_bytes().decode()
     assert "enabled: false" not in text
