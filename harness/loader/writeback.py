@@ -43,12 +43,12 @@ def set_enabled(file: Path, entry_id: str, enabled: bool) -> bool:
     """Set ``entry_id``'s switch in ``file``; return False when it already was so."""
     target = Path(os.path.realpath(file))  # a symlinked config: edit the file it points to
     for _ in range(ATTEMPTS):
-        text = _read(target)
-        edited = _edit(target, text, entry_id, enabled)
+        text = _read(target, file)
+        edited = _edit(file, text, entry_id, enabled)
         if edited is None:
             return False
         try:
-            write_atomically(target, edited, expected=text)
+            write_atomically(file, edited, expected=text)
         except Conflict:
             continue  # saved by someone else meanwhile: edit their version
         return True
@@ -58,15 +58,16 @@ def set_enabled(file: Path, entry_id: str, enabled: bool) -> bool:
     )
 
 
-def _read(file: Path) -> str:
+def _read(file: Path, shown: Path | None = None) -> str:
+    shown = shown or file
     try:
         return file.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"config file not found: {file}") from None
+        raise ConfigError(f"config file not found: {shown}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{file}: cannot edit a file that is not UTF-8 ({exc})") from None
+        raise ConfigError(f"{shown}: cannot edit a file that is not UTF-8 ({exc})") from None
     except OSError as exc:
-        raise ConfigError(f"cannot read {file}: {exc.strerror}") from None
+        raise ConfigError(f"cannot read {shown}: {exc.strerror}") from None
 
 
 def _edit(file: Path, text: str, entry_id: str, enabled: bool) -> str | None:
@@ -104,16 +105,16 @@ def write_atomically(file: Path, text: str, expected: str | None = None) -> None
     With ``expected``, the file must still hold exactly that text just before the rename,
     else :class:`Conflict` is raised and nothing changes.
     """
-    file = Path(os.path.realpath(file))
+    shown, file = file, Path(os.path.realpath(file))
     folder = file.parent
     info = file.stat()
     mode = info.st_mode & 0o7777
     # A file nobody may write is read-only on purpose, even for root (who could write it).
     if not os.access(file, os.W_OK) or not mode & 0o222:
-        raise ConfigError(f"{file} is read-only: cannot change it (check its permissions)")
+        raise ConfigError(f"{shown} is read-only: cannot change it (check its permissions)")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ConfigError(
-            f"cannot write {file}: its folder {folder} is not writable (an atomic replace "
+            f"cannot write {shown}: its folder {folder} is not writable (an atomic replace "
             "needs a temporary file beside it)"
         )
     _remove_stale(folder, file.name)
@@ -128,8 +129,8 @@ def write_atomically(file: Path, text: str, expected: str | None = None) -> None
                 out.write(text.encode("utf-8"))
                 out.flush()
                 os.fsync(out.fileno())
-            if expected is not None and _read(file) != expected:
-                raise Conflict(f"{file} changed while it was being edited")
+            if expected is not None and _read(file, shown) != expected:
+                raise Conflict(f"{shown} changed while it was being edited")
             os.replace(temporary, file)
         except BaseException:
             temporary.unlink(missing_ok=True)

@@ -71,7 +71,7 @@ def test_a_save_between_read_and_replace_is_merged_not_lost(
     saves = iter(["# the user's save 1\r\n", "# the user's save 2\r\n"])
     calls = {"n": 0}
 
-    def read_then_editor_saves(file: Path) -> str:
+    def read_then_editor_saves(file: Path, *shown: Path) -> str:
         text = real_read(file)
         calls["n"] += 1
         if calls["n"] in (2, 4):  # the re-read before replacing: the editor saved first
@@ -96,7 +96,7 @@ def test_a_file_that_never_settles_is_refused_untouched(
     real_read = writeback._read
     count = {"n": 0}
 
-    def always_changing(file: Path) -> str:
+    def always_changing(file: Path, *shown: Path) -> str:
         count["n"] += 1
         if count["n"] % 2 == 0:
             config.write_bytes((real_read(file) + f"# save {count['n']}\r\n").encode())
@@ -137,11 +137,11 @@ def test_sigterm_during_write_back_leaves_no_temp_file(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "from harness.loader import writeback\n"
         "real = writeback._read\n"
-        "def read(file):\n"
+        "def read(file, *shown):\n"
         "    if file.name == 'cordis.yml' and any(\n"
         "        n.endswith('.tmp') for n in os.listdir(file.parent)):\n"
         "        os.kill(os.getpid(), signal.SIGTERM)  # mid-write: the temp file exists\n"
-        "    return real(file)\n"
+        "    return real(file, *shown)\n"
         "writeback._read = read\n"
         "writeback.set_enabled(Path(sys.argv[1]), 'echo', False)\n"
     )
