@@ -20,12 +20,15 @@ import ipaddress
 import json
 import logging
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -34,6 +37,7 @@ from . import __version__
 from .context import Context
 from .errors import HarnessError
 from .http_limits import BodyTimeout, HttpLimits, SessionsPerClient, header_timeout_protocol
+from .service import unwrap
 from .tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import mcp as mcp_schema
@@ -141,10 +145,13 @@ class McpSurface:
         self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self.notifications = 0
         self._dirty = False
+        self._catalog: _Catalog | None = None
+        """The tools/list answer and each tool's input schema, until the registry changes."""
         self.seal = CallSeal()
         self.server = _Server(
             name,
             version=__version__,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
@@ -156,6 +163,14 @@ class McpSurface:
         service: ToolsService = self.root.tools
         return service
 
+    def catalog(self) -> _Catalog:
+        """The registry in the MCP format, built once per registry change."""
+        tools = unwrap(self.root.tools)
+        catalog = self._catalog
+        if catalog is None or catalog.service is not tools:
+            catalog = self._catalog = _Catalog.of(tools)
+        return catalog
+
     def attach(self) -> None:
         """Listen for registry changes (approvals go to the client of each call)."""
         self.root.on("tools/change", self._changed)
@@ -164,23 +179,11 @@ class McpSurface:
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._remember(ctx)
-        tools = []
-        for name in self.tools.list():
-            definition = self.tools.get(name)
-            if definition is None:
-                continue
-            schema = mcp_schema(definition)
-            hints = schema.get("annotations") or {}
-            tools.append(
-                types.Tool(
-                    name=schema["name"],
-                    description=schema["description"],
-                    input_schema=schema["inputSchema"],
-                    output_schema=schema.get("outputSchema"),
-                    annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
-                )
-            )
-        return types.ListToolsResult(tools=tools)
+        return self.catalog().listing
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        # The SDK checks a call's Mcp-Param headers against this before dispatching it.
+        return self.catalog().inputs.get(name)
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -196,7 +199,7 @@ class McpSurface:
             if asks or self.root.get("approval") is None
             else None
         )
-        result = await self.tools.execute(call, approval=approval)
+        result = await unwrap(self.root.tools).execute(call, approval=approval)  # one look-up
         if result.code == "approval_pending" and result.pending is not None:
             return types.InputRequiredResult(
                 input_requests={APPROVAL_KEY: result.pending.data},
@@ -210,11 +213,10 @@ class McpSurface:
         # ctx.session is a per-request proxy; notifications outlive the request, so keep
         # the connection behind it (weakly: a closed connection drops out by itself).
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            connection = getattr(ctx.session, "_connection", None)
-            if connection is not None:
-                self.connections.add(connection)
+            self.connections.add(connection_of(ctx.session))
 
     def _changed(self, kind: str, name: str) -> None:
+        self._catalog = None
         if not self._dirty and not self.root.is_disposed:
             self._dirty = True
             self.root.start_soon(self._notify)
@@ -320,6 +322,55 @@ class McpSurface:
                 await anyio.sleep_forever()
             finally:
                 server.should_exit = True
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    """One registry state in the MCP format: the tools/list answer and the input schemas."""
+
+    service: ToolsService
+    listing: types.ListToolsResult
+    inputs: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, service: ToolsService) -> _Catalog:
+        tools = []
+        inputs: dict[str, dict[str, Any]] = {}
+        for name in service.list():
+            definition = service.get(name)
+            if definition is None:
+                continue
+            schema = mcp_schema(definition)
+            hints = schema.get("annotations") or {}
+            inputs[name] = schema["inputSchema"]
+            tools.append(
+                types.Tool(
+                    name=schema["name"],
+                    description=schema["description"],
+                    input_schema=schema["inputSchema"],
+                    output_schema=schema.get("outputSchema"),
+                    annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
+                )
+            )
+        return cls(service, types.ListToolsResult(tools=tools), inputs)
+
+
+def connection_of(session: ServerSession) -> Connection:
+    """The connection behind a per-request ``ServerSession``.
+
+    A private attribute of the MCP SDK: handlers get a session made for one request, and
+    no public way to its ``Connection``, which outlives the request and is what later
+    ``list_changed`` notifications go through (keeping sessions instead would notify a
+    connection once per request it made). ``tests/test_private_apis.py`` fails when the
+    SDK changes this; here a change fails loudly rather than silently dropping notices.
+    """
+    connection = getattr(session, "_connection", None)
+    if not isinstance(connection, Connection):
+        raise HarnessError(
+            f"the MCP SDK's ServerSession no longer holds its Connection as _connection "
+            f"(got {type(connection).__name__}); harness.mcp.connection_of needs updating"
+        )
+    return connection
 
 
 def to_mcp_result(result: ToolResult) -> types.CallToolResult:
