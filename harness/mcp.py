@@ -15,13 +15,17 @@ cancellation cancels the running call.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import io
 import ipaddress
 import json
 import logging
+import socket
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
@@ -235,21 +239,33 @@ class McpSurface:
 
     # -- transports ------------------------------------------------------------------------
 
-    async def serve_stdio(self) -> None:
-        """Serve over this process's stdin and stdout until the client disconnects."""
+    async def serve_stdio(self, wire: BinaryIO | None = None) -> None:
+        """Serve over stdin and stdout (or the binary file ``wire``, see
+        :func:`harness.serving.protocol_stdout`) until the client disconnects."""
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (read, write):
+        stdout = None
+        if wire is not None:
+            text = io.TextIOWrapper(wire, encoding="utf-8", newline="\n", write_through=True)
+            stdout = anyio.wrap_file(text)
+        async with stdio_server(stdout=stdout) as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
     def http_app(
-        self, host: str, token: str | None = None, limits: HttpLimits | None = None
+        self,
+        host: str,
+        token: str | None = None,
+        allow_hosts: Sequence[str] = (),
+        limits: HttpLimits | None = None,
     ) -> Any:
         """The streamable HTTP app (path ``/mcp``), Origin-checked, token-gated when set,
         with the body timeout, idle-session bound and per-client session count of
-        ``limits``."""
+        ``limits``.
+
+        Requests must name an allowed host (:func:`allowed_hosts`), else 421.
+        """
         limits = limits or HttpLimits()
-        hosts = _allowed_hosts(host)
+        hosts = allowed_hosts(host, allow_hosts)
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=hosts,
@@ -273,6 +289,7 @@ class McpSurface:
         token: str | None = None,
         on_ready: Any = None,
         wrap: Any = None,
+        allow_hosts: Sequence[str] = (),
         limits: HttpLimits | None = None,
     ) -> None:
         """Serve streamable HTTP until cancelled; refuses a public bind without a token.
@@ -284,7 +301,7 @@ class McpSurface:
         import uvicorn
 
         limits = limits or HttpLimits()
-        app = self.http_app(host, token, limits)
+        app = self.http_app(host, token, allow_hosts, limits)
         config = uvicorn.Config(
             wrap(app) if wrap is not None else app,
             host=host,
@@ -426,11 +443,51 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def _allowed_hosts(host: str) -> list[str]:
+def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:
+    """The ``Host`` header values accepted (``name:*``), derived from the bind address.
+
+    Loopback names always; a specific address itself; for a wildcard bind (``0.0.0.0``,
+    ``::``) this machine's host name, its fully qualified name and its addresses; plus every
+    ``extra`` name (``--allow-host``: a DNS name or a proxy's, say).
+    """
     names = {"127.0.0.1", "localhost", "[::1]"}
-    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
-        names.add(_url_host(host))
-    return sorted(f"{name}:*" for name in names)
+    if host in ("0.0.0.0", "::", ""):
+        names.update(machine_names(ipv6=host == "::"))
+    elif not is_loopback(host):
+        names.add(host)
+    names.update(name.strip() for name in extra if name.strip())
+    return sorted({_host_pattern(name) for name in names})
+
+
+_allowed_hosts = allowed_hosts  # the web console's gate uses the same list
+
+
+def _host_pattern(name: str) -> str:
+    """``name:*``, or ``name:port`` as given; IPv6 literals in brackets."""
+    if name.startswith("["):
+        return name if "]:" in name else f"{name}:*"
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        base, _, port = name.rpartition(":")
+        return name if base and port.isdigit() else f"{name}:*"
+    return f"[{address}]:*" if address.version == 6 else f"{address}:*"
+
+
+def machine_names(ipv6: bool = False) -> set[str]:
+    """This machine's host names and addresses (what clients on the network may use)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    families = (socket.AF_INET, socket.AF_INET6) if ipv6 else (socket.AF_INET,)
+    for family in families:
+        with contextlib.suppress(OSError):
+            for *_, address in socket.getaddrinfo(socket.gethostname(), None, family):
+                names.add(str(address[0]))
+        # the address of the default route: a UDP "connection" sends nothing
+        probe = "192.0.2.1" if family == socket.AF_INET else "2001:db8::1"
+        with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as udp:
+            udp.connect((probe, 9))
+            names.add(str(udp.getsockname()[0]))
+    return {name for name in names if name and not name.startswith("fe80")}
 
 
 def _url_host(host: str) -> str:

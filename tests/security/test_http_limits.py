@@ -40,7 +40,7 @@ async def url(workspace: object) -> AsyncIterator[str]:
 
         async with anyio.create_task_group() as group:
             group.start_soon(
-                lambda: surface.serve_http("127.0.0.1", 0, None, on_ready, None, LIMITS)
+                lambda: surface.serve_http("127.0.0.1", 0, None, on_ready, limits=LIMITS)
             )
             with anyio.fail_after(30):
                 await ready.wait()
