@@ -2,10 +2,11 @@
 
 The edit is made on the text itself, at the positions the YAML parser reports: only the
 switch's value changes (or one ``enabled: false`` is added after ``name``, inside a flow
-mapping when the entry is written as one), so comments, order, quoting, indentation and line
-endings (CRLF stays CRLF) stay exactly as they were. A symlinked config is edited at its
-target (the link stays). The file is replaced atomically: written to a temporary file in the
-same folder, then renamed over the original, keeping its permissions — but only if it still
+mapping when the entry is written as one, and taken out again by ``enable``, so a round trip
+gives back the original text), so comments, order, quoting, indentation and line endings
+(CRLF stays CRLF) stay exactly as they were. A symlinked config is edited at its target (the
+link stays). The file is replaced atomically: written to a temporary file in the same
+folder, then renamed over the original, keeping its permissions — but only if it still
 holds what the edit was made on: when an editor saved in between, the edit is made again on
 the new content (a few times), or refused. Temporary files are removed on failure and on
 SIGTERM; one left by a killed process (its pid in the name) is removed by the next write.
@@ -93,6 +94,9 @@ def _edit(file: Path, text: str, entry_id: str, enabled: bool) -> str | None:
         node = keys["enabled"][1]
         if _reads_on(node) == enabled:
             return None
+        restored = _remove_switch(text, entry, keys) if enabled else None
+        if restored is not None:
+            return restored
         return _replace(text, node, "true" if enabled else "false")
     if enabled:
         return None
@@ -214,6 +218,27 @@ def _reads_on(node: yaml.Node, negate: bool = False) -> bool:
 
 def _replace(text: str, node: yaml.Node, value: str) -> str:
     return text[: node.start_mark.index] + value + text[node.end_mark.index :]
+
+
+def _remove_switch(
+    text: str, entry: yaml.MappingNode, keys: dict[str, tuple[yaml.Node, yaml.Node]]
+) -> str | None:
+    """The text without the ``enabled: false`` that :func:`_insert_switch` would have added,
+    when it is exactly there (so a disable/enable round trip gives back the original text);
+    None otherwise."""
+    after_key, after_value = keys.get("name") or keys["id"]
+    at = after_value.end_mark.index
+    if entry.flow_style:
+        added = ", enabled: false"
+        return text[:at] + text[at + len(added) :] if text[at:].startswith(added) else None
+    line_end = text.find("\n", at)
+    if line_end == -1:
+        return None
+    newline = "\r\n" if "\r\n" in text else "\n"
+    added = " " * after_key.start_mark.column + "enabled: false" + newline
+    if text[line_end + 1 :].startswith(added):
+        return text[: line_end + 1] + text[line_end + 1 + len(added) :]
+    return None
 
 
 def _insert_switch(
