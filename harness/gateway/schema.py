@@ -83,14 +83,15 @@ def compile_checker(schema: dict[str, Any]) -> Callable[[Any], None]:
                 f"the server's input schema has a $ref that does not resolve ({exc})"
             ) from None
         if errors:
-            errors.sort(key=lambda error: [str(part) for part in error.absolute_path])
-            issues = [_issue(error) for error in errors[:MAX_ISSUES]]
+            found = sorted(_issue(error) for error in errors)
+            issues = [f"{path}: {message}" if path else message for path, message in found]
+            issues = issues[:MAX_ISSUES]
             raise ToolArgsError("; ".join(issues), issues)
 
     return check
 
 
-def _issue(error: ValidationError) -> str:
+def _issue(error: ValidationError) -> tuple[str, str]:
     parts = list(error.absolute_path)
     message = _message(error)
     if error.validator == "required":
@@ -98,8 +99,7 @@ def _issue(error: ValidationError) -> str:
         if match:
             parts.append(match.group(1))
             message = "required property is missing"
-    path = _path(parts)
-    return f"{path}: {message}" if path else message
+    return _path(parts), message
 
 
 def _path(parts: list[Any]) -> str:

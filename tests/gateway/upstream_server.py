@@ -1,3 +1,4 @@
+# ruff: noqa: E402  (a failing start exits before the heavy imports)
 """An MCP server built with the official SDK (not harness), used as a real upstream.
 
 Run as ``python upstream_server.py stdio`` or ``python upstream_server.py http PORT``.
@@ -6,10 +7,18 @@ Run as ``python upstream_server.py stdio`` or ``python upstream_server.py http P
 
 from __future__ import annotations
 
-import base64
 import os
 import sys
 from pathlib import Path
+
+MARK = Path(os.environ.get("UPSTREAM_MARK", "."))
+if __name__ == "__main__" and (
+    os.environ.get("UPSTREAM_FAIL_AT_START") or (MARK / "fail").exists()
+):
+    print("refusing to start: UPSTREAM_FAIL_AT_START is set", file=sys.stderr)
+    sys.exit(2)
+
+import base64
 from typing import Annotated
 
 import anyio
@@ -20,7 +29,6 @@ from pydantic import BaseModel, Field
 server = MCPServer("upstream-under-test")
 cancelled = anyio.Event()
 cancel_count = 0
-MARK = Path(os.environ.get("UPSTREAM_MARK", "."))
 
 
 class Weather(BaseModel):
@@ -130,9 +138,6 @@ def header(ctx: Context, name: str) -> str:
 
 if __name__ == "__main__":
     (MARK / f"pid-{os.getpid()}").write_text(str(os.getpid()))
-    if os.environ.get("UPSTREAM_FAIL_AT_START") or (MARK / "fail").exists():
-        print("refusing to start: UPSTREAM_FAIL_AT_START is set", file=sys.stderr)
-        sys.exit(2)
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:
