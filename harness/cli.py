@@ -317,10 +317,10 @@ def call(
 
     async def main() -> ToolResult:
         async with options.host() as host:
-            if host.ctx.get("approval") is None:
-                host.ctx.provide("approval", approval)
+            # the terminal decides this call's approvals, even beside an agent's broker
             result: ToolResult = await host.tools.execute(
-                ToolCall("cli", name, args_json if args_json is not None else {})
+                ToolCall("cli", name, args_json if args_json is not None else {}),
+                approval=approval,
             )
             return result
 

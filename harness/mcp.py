@@ -186,9 +186,14 @@ class McpSurface:
     ) -> types.CallToolResult | types.InputRequiredResult:
         self._remember(ctx)
         call = ToolCall(str(ctx.request_id), params.name, params.arguments or {})
-        # A plugin's own ``approval`` service (a broker, the web console) takes precedence.
+        # The client's user decides (elicitation); a plugin's ``approval`` service (the
+        # agent's broker, the web console) answers only for clients that cannot ask.
+        capabilities = ctx.session.client_capabilities
+        asks = capabilities is not None and capabilities.elicitation is not None
         approval = (
-            None if self.root.get("approval") is not None else McpApproval(ctx, params, self.seal)
+            McpApproval(ctx, params, self.seal)
+            if asks or self.root.get("approval") is None
+            else None
         )
         result = await self.tools.execute(call, approval=approval)
         if result.code == "approval_pending" and result.pending is not None:

@@ -22,7 +22,7 @@ class Config(GitConfig):
 
 def apply(ctx: Context, config: Config) -> Any:
     roots = config.roots(ctx.base_dir)
-    flags = ("--no-color", "--no-ext-diff", "--no-textconv")
+    flags = ("--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all")
 
     async def diff(args: dict[str, Any]) -> dict[str, Any]:
         commit = args.get("commit")
@@ -33,6 +33,7 @@ def apply(ctx: Context, config: Config) -> Any:
                     raise GitError(f"{commit!r} is not a commit name (a hash, branch or tag)")
                 command: tuple[str, ...] = (
                     "show",
+                    "--no-show-signature",
                     *flags,
                     "--format=",
                     "--end-of-options",

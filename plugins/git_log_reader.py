@@ -24,6 +24,8 @@ def apply(ctx: Context, config: GitConfig) -> Any:
                 "log",
                 f"--max-count={limit}",
                 "--no-color",
+                "--no-show-signature",
+                "--no-use-mailmap",
                 "--pretty=format:%h | %an | %ar | %s",
                 seconds=config.timeout,
             )

@@ -7,18 +7,17 @@ entry's rules in cordis.yml) or ``deny`` (with an optional reason); after
 ``approval_timeout`` seconds it is denied. ``harness chat``, the web console and Python code
 all read :meth:`pending` and call :meth:`answer`. Requests and decisions are session events.
 
-Calls that do not come from an agent session go to the surface they came from when it
-registered a route (MCP elicitation, ``harness call``'s prompt); otherwise they wait for an
-attached console, and are denied at once when nothing is attached to answer them.
+Calls that do not come from an agent session (a web console's Run button, an MCP client
+without elicitation) wait for an attached console, and are denied at once when nothing is
+attached to answer them; surfaces with their own way to ask (MCP elicitation, ``harness
+call``'s prompt) pass their own approver to ``execute`` and never reach the broker.
 """
 
 from __future__ import annotations
 
 import contextvars
 import itertools
-import json
 import logging
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Literal, Protocol, get_args
 import anyio
 
 from ..errors import HarnessError
+from ..tools.approval import ApprovalAnswer, ApprovalScope, Approved, Denied, show_args
 from ..tools.calls import ToolCall
 from .always import allow_tool
 
@@ -43,6 +43,11 @@ class Session(Protocol):
 _log = logging.getLogger("harness.agent")
 Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
 DECISIONS: tuple[Decision, ...] = get_args(Decision)
+_SCOPES: dict[str, ApprovalScope] = {
+    "allow_once": "once",
+    "allow_session": "session",
+    "allow_always": "always",
+}
 
 current_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
     "harness_agent_session", default=None
@@ -52,10 +57,6 @@ current_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar
 
 class ApprovalError(HarnessError):
     """Raised when an answer names no open request or no known decision."""
-
-
-class Approver(Protocol):
-    async def request(self, call: ToolCall, reason: str) -> Any: ...
 
 
 @dataclass
@@ -99,17 +100,10 @@ class ApprovalBroker:
         """The id of the policy entry whose rules ``allow_always`` extends."""
         self._open: dict[str, PendingApproval] = {}
         self._ids = itertools.count(1)
-        self._routes: list[tuple[Callable[[ToolCall], bool], Approver]] = []
         self._attached = 0
         self._always: set[str] = set()
 
     # -- wiring ----------------------------------------------------------------------------
-
-    def route(self, claims: Callable[[ToolCall], bool], approver: Approver) -> Callable[[], None]:
-        """Send calls outside agent sessions for which ``claims(call)`` holds to ``approver``."""
-        item = (claims, approver)
-        self._routes.append(item)
-        return lambda: self._routes.remove(item) if item in self._routes else None
 
     def attach(self) -> Callable[[], None]:
         """Declare a console that answers requests from outside sessions; return a detach."""
@@ -126,20 +120,16 @@ class ApprovalBroker:
 
     # -- the service -----------------------------------------------------------------------
 
-    async def request(self, call: ToolCall, reason: str) -> bool | str:
-        """Wait for a person's decision; True approves, a string says why not."""
+    async def request(self, call: ToolCall, reason: str) -> ApprovalAnswer:
+        """Wait for a person's decision."""
         session = current_session.get()
         if session is None:
-            for claims, approver in reversed(self._routes):
-                if claims(call):
-                    answer: Any = await approver.request(call, reason)
-                    return answer if isinstance(answer, str) else answer is True
             if not self._attached:
-                return "approval needed, and no console is attached to ask"
+                return Denied("approval needed, and no console is attached to ask")
         elif call.name in session.allowed:
-            return True
+            return Approved("session")
         if call.name in self._always:
-            return True
+            return Approved("always")
         pending = PendingApproval(f"approval-{next(self._ids)}", call, reason, session)
         self._open[pending.id] = pending
         details = pending.to_dict()
@@ -151,6 +141,11 @@ class ApprovalBroker:
                 self._emit("approval/request", details)
             with anyio.move_on_after(self.timeout):
                 await pending.done.wait()
+        except anyio.get_cancelled_exc_class():
+            if session is not None:
+                why = "the turn was cancelled"
+                session.record("approval/decided", id=pending.id, decision="deny", reason=why)
+            raise
         finally:
             self._open.pop(pending.id, None)
         if pending.decision is None:
@@ -162,8 +157,10 @@ class ApprovalBroker:
         else:
             self._emit("approval/decided", decided)
         if pending.decision == "deny":
-            return f"denied by the user: {pending.why}" if pending.why else "denied by the user"
-        return True
+            return Denied(
+                f"denied by the user: {pending.why}" if pending.why else "denied by the user"
+            )
+        return Approved(_SCOPES[pending.decision])
 
     def pending(self) -> list[dict[str, Any]]:
         """The open requests: ``{id, call_id, session, name, args, reason, display}``."""
@@ -204,31 +201,3 @@ class ApprovalBroker:
             if item.session is session and not item.done.is_set():
                 item.decision, item.why = "deny", "the session was closed"
                 item.done.set()
-
-
-_INVISIBLE = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
-
-
-def visible(text: str) -> str:
-    """``text`` with control, format (bidirectional, zero-width) and unassigned characters
-    written as ``\\uXXXX`` escapes, so what a person approves is what the tool receives."""
-    out = []
-    for char in text:
-        if char == "\n" or (char not in "\t\r" and unicodedata.category(char) not in _INVISIBLE):
-            out.append(char)
-        elif ord(char) > 0xFFFF:
-            out.append(f"\\U{ord(char):08x}")
-        else:
-            out.append(f"\\u{ord(char):04x}")
-    return "".join(out)
-
-
-def show_args(args: Any) -> str:
-    """The full arguments as indented JSON, with invisible characters made visible."""
-    if isinstance(args, str):
-        return visible(args)
-    try:
-        text = json.dumps(args, ensure_ascii=False, indent=2, sort_keys=False, default=repr)
-    except ValueError:
-        text = repr(args)
-    return visible(text)

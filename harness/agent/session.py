@@ -160,6 +160,11 @@ def history_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return history
 
 
+def _normal(item: RequestedCall) -> RequestedCall:
+    args = arguments_of(item.arguments)
+    return item if isinstance(args, str) else RequestedCall(item.id, item.name, _compact(args))
+
+
 def _compact(value: Any) -> str:
     return json.dumps(value if value is not None else {}, ensure_ascii=False, separators=(",", ":"))
 
@@ -338,7 +343,8 @@ class Session:
                     {"id": c.id, "name": c.name, "args": arguments_of(c.arguments)} for c in calls
                 ],
             )
-            self.history.append(_assistant(answer.text, calls))
+            # arguments that parse are kept compact, as a resumed history has them
+            self.history.append(_assistant(answer.text, [_normal(c) for c in calls]))
             if calls:
                 await self._run_calls(step, visible)
             self._step = None
