@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,7 +107,7 @@ def test_check_reports_missing_command_refused_and_silent_http(tmp_path: Path) -
     silent.bind(("127.0.0.1", 0))
     silent.listen()
     try:
-        entries = [
+        entries: list[dict[str, Any]] = [
             ECHO,
             {"id": "missing", "name": "harness:mcp-client", "config": {"command": "no-such-mcp"}},
             {
