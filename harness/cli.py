@@ -155,6 +155,7 @@ def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
     help="Serve the tools over MCP: streamable HTTP at /mcp, stdio, or not at all.",
 )
 @mcp_options
+@click.option("--no-web", is_flag=True, help="Do not serve the web console at / (HTTP only).")
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -164,11 +165,12 @@ def run(
     bind: str,
     port: int,
     token: str | None,
+    no_web: bool,
     **shared: Any,
 ) -> None:
     """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
     options = _options(ctx, **shared)
-    serving = Serving(transport, bind, port, token)
+    serving = Serving(transport, bind, port, token, web=not no_web)
     anyio.run(
         partial(serve, options.host(watch=not no_watch), serving, table=True, debug=options.debug)
     )

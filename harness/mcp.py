@@ -259,13 +259,19 @@ class McpSurface:
         port: int = 8765,
         token: str | None = None,
         on_ready: Any = None,
+        wrap: Any = None,
     ) -> None:
-        """Serve streamable HTTP until cancelled; refuses a public bind without a token."""
+        """Serve streamable HTTP until cancelled; refuses a public bind without a token.
+
+        ``wrap``, when given, turns the MCP app into the app served (the web console
+        mounts itself this way, beside ``/mcp``).
+        """
         check_bind(host, token)
         import uvicorn
 
+        app = self.http_app(host, token)
         config = uvicorn.Config(
-            self.http_app(host, token),
+            wrap(app) if wrap is not None else app,
             host=host,
             port=port,
             log_level="warning",

@@ -33,6 +33,8 @@ class Serving:
     bind: str = "127.0.0.1"
     port: int = 8765
     token: str | None = None
+    web: bool = False
+    """Serve the web console at ``/`` beside ``/mcp`` (HTTP only)."""
 
 
 async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> None:
@@ -53,22 +55,44 @@ async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> No
                 )
                 for problem in host.problems():
                     err.print(f"[yellow]problem[/]: {problem}", highlight=False)
+            console = None
+            if serving.transport == "http" and serving.web:
+                from .web import WebConsole, console_app
+
+                console = WebConsole(host)
+                console.attach()  # before MCP's: approvals from the page are asked there
             surface = McpSurface(host.ctx)
             surface.attach()
             async with anyio.create_task_group() as group:
 
                 async def stop_on_signal() -> None:
                     async for _ in signals:
+                        if console is not None:
+                            console.hub.drop_streams()  # open pages must not hold the exit
                         group.cancel_scope.cancel()
                         return
 
                 def ready(url: str) -> None:
                     err.print(f"serving MCP at {url}", highlight=False)
+                    if console is not None:
+                        page = url.removesuffix("mcp")
+                        if serving.token:
+                            page += f"?token={serving.token}"
+                        err.print(f"web console at {page}", highlight=False)
 
                 group.start_soon(stop_on_signal)
                 if serving.transport == "http":
+                    wrap = None
+                    if console is not None:
+                        web = console
+
+                        def wrap(mcp_app: Any) -> Any:
+                            return console_app(web, mcp_app, serving.bind, serving.token)
+
                     group.start_soon(
-                        lambda: surface.serve_http(serving.bind, serving.port, serving.token, ready)
+                        lambda: surface.serve_http(
+                            serving.bind, serving.port, serving.token, ready, wrap
+                        )
                     )
                 elif serving.transport == "stdio":
 

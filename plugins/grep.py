@@ -1,40 +1,97 @@
-"""grep: search the text files of the workspace for a string or a regular expression."""
+"""grep: search the text files of the workspace for a string or a regular expression.
+
+Patterns run on RE2 (``google-re2``), whose matching time is linear in the text: no pattern
+can backtrack catastrophically. RE2 has no backreferences or lookaround; such a pattern is
+refused with RE2's message. The search runs in a worker thread that checks a stop flag and
+the deadline at every line, so the timeout (or a cancelled call) stops the work itself, and
+other calls are answered meanwhile. Files are opened through the Workspace (no symlinks
+followed, no FIFOs or devices, at most max_bytes each).
+"""
 
 from __future__ import annotations
 
-import re
+import threading
+import time
+from functools import partial
 from typing import Any
+
+import anyio
+import pydantic
+import re2
 
 from harness import Context, define_tool
 from harness.helpers.workspace import Workspace, WorkspaceConfig, WorkspaceError
 
 name = "grep"
 inject = ["tools"]
-Config = WorkspaceConfig
+MAX_PATTERN = 10_000
 
 
-def apply(ctx: Context, config: WorkspaceConfig) -> Any:
+class Config(WorkspaceConfig):
+    timeout: float = pydantic.Field(10, gt=0)
+    """Seconds one search may run; it stops (and says so) when they are up."""
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _matcher(args: dict[str, Any]) -> Any:
+    pattern = args["pattern"]
+    if len(pattern) > MAX_PATTERN:
+        raise WorkspaceError(f"the pattern is longer than {MAX_PATTERN} characters")
+    options = re2.Options()
+    options.log_errors = False
+    options.case_sensitive = not args.get("ignore_case")
+    try:
+        return re2.compile(pattern if args.get("regex") else re2.escape(pattern), options)
+    except re2.error as exc:
+        detail = exc.args[0].decode("utf-8", "replace") if exc.args else "invalid"
+        raise WorkspaceError(
+            f"invalid regular expression ({detail}); grep uses RE2 syntax, which has no "
+            "backreferences or lookaround"
+        ) from None
+
+
+def _search(
+    workspace: Workspace, args: dict[str, Any], stop: threading.Event, deadline: float
+) -> dict[str, Any]:
+    cap = min(max(args.get("max_results", 100), 1), 1000)
+    matches: list[dict[str, Any]] = []
+    matcher = _matcher(args)
+    for shown, data in workspace.read_files(args.get("path", ".")):
+        if b"\0" in data[:8192]:
+            continue  # binary
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            if stop.is_set() or time.monotonic() > deadline:
+                raise _Stopped
+            if matcher.search(line):
+                if len(matches) == cap:
+                    return {"ok": True, "matches": matches, "truncated": True, "error": ""}
+                matches.append({"path": shown, "line": number, "text": line[:300]})
+    return {"ok": True, "matches": matches, "truncated": False, "error": ""}
+
+
+def apply(ctx: Context, config: Config) -> Any:
     workspace = Workspace(ctx.base_dir / config.root, config.max_bytes)
 
-    def search(args: dict[str, Any]) -> dict[str, Any]:
-        cap = min(max(args.get("max_results", 100), 1), 1000)
-        flags = re.IGNORECASE if args.get("ignore_case") else 0
-        pattern = args["pattern"] if args.get("regex") else re.escape(args["pattern"])
-        matches: list[dict[str, Any]] = []
+    async def search(args: dict[str, Any]) -> dict[str, Any]:
+        stop = threading.Event()
+        work = partial(_search, workspace, args, stop, time.monotonic() + config.timeout)
         try:
-            matcher = re.compile(pattern, flags)
-            for shown, real in workspace.text_files(args.get("path", ".")):
-                data = real.read_bytes() if real.stat().st_size <= config.max_bytes else b"\0"
-                if b"\0" in data[:8192]:
-                    continue  # binary, or too large to search
-                for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                    if matcher.search(line):
-                        if len(matches) == cap:
-                            return {"ok": True, "matches": matches, "truncated": True, "error": ""}
-                        matches.append({"path": shown, "line": number, "text": line[:300]})
-        except (WorkspaceError, re.error) as exc:
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except WorkspaceError as exc:
             return {"ok": False, "matches": [], "truncated": False, "error": str(exc)}
-        return {"ok": True, "matches": matches, "truncated": False, "error": ""}
+        except _Stopped:
+            return {
+                "ok": False,
+                "matches": [],
+                "truncated": False,
+                "error": f"the search took longer than {config.timeout:g} seconds and was "
+                "stopped; search a smaller folder or use a simpler pattern",
+            }
+        finally:
+            stop.set()  # a cancelled or timed-out call stops its thread at the next line
 
     def render(value: dict[str, Any]) -> dict[str, str]:
         if not value["ok"]:
@@ -76,6 +133,7 @@ def apply(ctx: Context, config: WorkspaceConfig) -> Any:
                 "render": render,
             },
             execute=search,
+            timeout=config.timeout + 5,
             annotations={"read_only": True, "open_world": False},
         )
     )

@@ -8,6 +8,10 @@
 
 The most specific matching rule wins: an exact name over a glob, then the glob with the
 most literal characters; among equals, the one written last.
+
+The policy fails closed: while it is not loaded (during its own hot reload, a config edit,
+or after a failed apply) the tools it denied or asked about are refused, never run, until a
+policy entry of the same id is back (see ``ToolsService.gate``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pydantic
 from harness import Ask, Context, Deny
 
 name = "policy"
+inject = ["tools"]
 Decision = Literal["allow", "deny", "ask"]
 
 
@@ -46,14 +51,27 @@ def decide(config: Config, tool: str) -> tuple[Decision, str | None]:
     return config.rules[best[1]], best[1]
 
 
+def reason(config: Config, tool: str) -> str | None:
+    """Why the policy stops ``tool`` (denies it or asks first), or None when it allows it."""
+    decision, rule = decide(config, tool)
+    why = f"rule {rule!r}" if rule else "the default rule"
+    if decision == "deny":
+        return f"the policy forbids {tool} ({why})"
+    if decision == "ask":
+        return f"the policy asks before {tool} runs ({why})"
+    return None
+
+
 def apply(ctx: Context, config: Config) -> None:
     async def check(call: Any, next: Any) -> Any:
-        decision, rule = decide(config, call.name)
-        why = f"rule {rule!r}" if rule else "the default rule"
+        decision, _ = decide(config, call.name)
         if decision == "deny":
-            return Deny(f"the policy forbids {call.name} ({why})")
+            return Deny(reason(config, call.name) or "")
         if decision == "ask":
-            return Ask(f"the policy asks before {call.name} runs ({why})")
+            return Ask(reason(config, call.name) or "")
         return await next()
 
     ctx.on("tools/pre-execute", check, prepend=True)
+    # Registered after the listener: from here on, unloading leaves the gated tools refused.
+    key = f"policy:{ctx.fiber.name if ctx.fiber else name}"
+    ctx.tools.gate(key, lambda tool: reason(config, tool))

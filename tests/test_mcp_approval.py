@@ -13,6 +13,8 @@ from mcp import Client
 from harness import Host, ToolCall, ToolResult
 from harness.mcp import APPROVAL_KEY, McpSurface
 
+from .plugins.conftest import ALL_ON
+
 ROOT = Path(__file__).resolve().parents[1]
 ACCEPT = types.ElicitResult(action="accept", content={"approve": True})
 
@@ -34,7 +36,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml") as host:
+    async with Host(ROOT / "cordis.yml", overrides=ALL_ON) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served
@@ -133,7 +135,7 @@ async def test_a_replayed_state_approves_nothing(surface: McpSurface, workspace:
     assert not (workspace / "once.txt").exists()
 
 
-@pytest.mark.parametrize("edit", ["flip", "forged", "garbage"])
+@pytest.mark.parametrize("edit", ["flip", "first", "forged", "garbage"])
 async def test_an_edited_state_approves_nothing(
     surface: McpSurface, workspace: Path, edit: str
 ) -> None:
@@ -145,6 +147,9 @@ async def test_an_edited_state_approves_nothing(
         if edit == "flip":
             version, body, mac = state.split(".")
             state = f"{version}.{body}.{mac[:-1]}{'A' if mac[-1] != 'A' else 'B'}"
+        elif edit == "first":
+            version, body, mac = state.split(".")
+            state = f"{version}.{body}.{'A' if mac[0] != 'A' else 'B'}{mac[1:]}"
         elif edit == "forged":
             state = surface.seal.seal(ToolCall("1", "write_text_file", args)) + "x"
         else:

@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNESS_", "VIRTUAL_ENV"))}
+    # A parent make (``make test``) exports MAKELEVEL and MAKEFLAGS; without them a nested
+    # ``make -n`` prints the plan alone, as it does for a person at a shell.
+    skip = ("HARNESS_", "VIRTUAL_ENV", "MAKELEVEL", "MAKEFLAGS", "MFLAGS")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     return subprocess.run(
         [str(arg) for arg in argv],
         cwd=cwd,
@@ -82,7 +85,10 @@ def test_wheel_install_then_init_and_run_in_an_empty_folder(tmp_path: Path) -> N
     (project / "cordis.yml").write_text((ROOT / "cordis.yml").read_text())
 
     # harness run serves until Ctrl-C, then exits 0
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNESS_", "VIRTUAL_ENV"))}
+    # A parent make (``make test``) exports MAKELEVEL and MAKEFLAGS; without them a nested
+    # ``make -n`` prints the plan alone, as it does for a person at a shell.
+    skip = ("HARNESS_", "VIRTUAL_ENV", "MAKELEVEL", "MAKEFLAGS", "MFLAGS")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     server = subprocess.Popen(
         [str(harness), "run", "--port", "0", "--no-watch"],
         cwd=project,

@@ -3,23 +3,33 @@
 Every operation checks the path first (no NUL bytes, no ``..``, no absolute path outside the
 root, no symlink — of the file or any parent — resolving outside), then opens it one
 component at a time from the root with ``O_NOFOLLOW``, so a symlink swapped in after the
-check makes the open fail instead of escaping. Only regular files are read or replaced.
-Failures raise :class:`WorkspaceError` with a message a model can act on; tools turn it into
-``{"ok": false, "error": ...}``.
+check makes the open fail instead of escaping. Only regular files are read or replaced, and
+no path inside a ``.git`` folder (at any depth) is written, so a write cannot arm a
+repository (hooks, config). Reads go through bounded chunks: memory follows ``max_bytes``,
+not the file. Failures raise :class:`WorkspaceError` with a message a model can act on;
+tools turn it into ``{"ok": false, "error": ...}``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import pydantic
+
+from .lines import NotText, read_lines
+
+MAX_DEPTH = 64
+"""Folders deeper than this below the searched one are not searched."""
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 class WorkspaceError(Exception):
@@ -77,8 +87,13 @@ class Workspace:
                     f"{path} is {size} bytes, over the {self.max_bytes}-byte limit; read it "
                     "in parts with offset and limit (lines)"
                 )
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                return _slice(handle, path, offset, limit, self.max_bytes)
+            try:
+                lines = read_lines(fd, offset, limit, self.max_bytes)
+            except NotText:
+                raise WorkspaceError(
+                    f"{path} is binary (not UTF-8 text); this tool only reads text files"
+                ) from None
+            return TextSlice(lines.data.decode("utf-8"), lines.total, lines.truncated)
 
     def list_dir(self, path: str, max_entries: int) -> tuple[list[dict[str, object]], bool]:
         """Entries of a folder: name, type (file, dir, symlink, other) and size."""
@@ -97,23 +112,75 @@ class Workspace:
                     if stat.S_ISLNK(info.st_mode)
                     else "other"
                 )
-                entries.append({"name": name, "type": kind, "size": info.st_size})
+                entries.append({"name": shown(name), "type": kind, "size": info.st_size})
             return entries, len(names) > max_entries
 
-    def text_files(self, path: str) -> Iterator[tuple[str, Path]]:
-        """Regular files under ``path`` (symlinks not followed), as (workspace path, real path)."""
+    def read_files(self, path: str) -> Iterator[tuple[str, bytes]]:
+        """The content of every regular file at or under ``path``, in name order.
+
+        Each folder and file is opened from its parent's descriptor with ``O_NOFOLLOW``, so
+        a symlink swapped in after the check is skipped, never followed; FIFOs, devices and
+        sockets are skipped without blocking; files over ``max_bytes`` are skipped, read no
+        further than that even if they grow. Names are workspace paths.
+        """
         parts = self.relative(path or ".")
-        start = self.root.joinpath(*parts)
-        if start.is_file() and not start.is_symlink():
-            yield "/".join(parts), start
+        if not parts:
+            with self._walk(()) as root:
+                yield from self._files_in(root, "", 0)
             return
-        for folder, dirs, files in os.walk(start, followlinks=False):
-            dirs.sort()
-            for name in sorted(files):
-                full = Path(folder) / name
-                if full.is_symlink() or not full.is_file():
-                    continue
-                yield full.relative_to(self.root).as_posix(), full
+        with self._walk(parts[:-1]) as folder:
+            name = parts[-1]
+            try:
+                fd = os.open(name, _OPEN_FILE, dir_fd=folder)
+            except FileNotFoundError:
+                raise WorkspaceError(f"no such file or folder in the workspace: {path}") from None
+            except OSError as exc:
+                raise WorkspaceError(_why(exc, path)) from None
+            try:
+                mode = os.fstat(fd).st_mode
+                prefix = "/".join(parts)
+                if stat.S_ISDIR(mode):
+                    yield from self._files_in(fd, prefix + "/", 0)
+                elif stat.S_ISREG(mode):
+                    data = self._capped(fd)
+                    if data is not None:
+                        yield prefix, data
+            finally:
+                os.close(fd)
+
+    def _files_in(self, folder: int, prefix: str, depth: int) -> Iterator[tuple[str, bytes]]:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return
+        for name in names:
+            try:
+                fd = os.open(name, _OPEN_FILE, dir_fd=folder)
+            except OSError:  # gone, a symlink (ELOOP), or not readable: skip it
+                continue
+            try:
+                mode = os.fstat(fd).st_mode
+                if stat.S_ISDIR(mode):
+                    if depth < MAX_DEPTH:
+                        yield from self._files_in(fd, f"{prefix}{shown(name)}/", depth + 1)
+                elif stat.S_ISREG(mode):
+                    data = self._capped(fd)
+                    if data is not None:
+                        yield prefix + shown(name), data
+            finally:
+                os.close(fd)
+
+    def _capped(self, fd: int) -> bytes | None:
+        """The file's bytes, or None when it has more than ``max_bytes``."""
+        if os.fstat(fd).st_size > self.max_bytes:
+            return None
+        chunks = bytearray()
+        while len(chunks) <= self.max_bytes:
+            chunk = os.read(fd, min(1 << 16, self.max_bytes + 1 - len(chunks)))
+            if not chunk:
+                return bytes(chunks)
+            chunks += chunk
+        return None
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -127,6 +194,11 @@ class Workspace:
         parts = self.relative(path)
         if not parts:
             raise WorkspaceError("the path names the workspace itself; name a file inside it")
+        if any(part.lower() == ".git" for part in parts):
+            raise WorkspaceError(
+                f"{path} is inside a .git folder (or is one); writing there could change what "
+                "git runs, so it is refused"
+            )
         with self._walk(parts[:-1], create=True) as fd:
             name = parts[-1]
             try:
@@ -137,18 +209,20 @@ class Workspace:
                 raise WorkspaceError(
                     f"{path} exists and is not a regular file; refusing to replace it"
                 )
-            temporary = f".{name}.{os.getpid()}.tmp"
-            out = os.open(
-                temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=fd
-            )
+            temporary, out = _temporary(fd, name)
             try:
                 with os.fdopen(out, "wb") as handle:
+                    if info is not None:  # keep the file's owner and permission bits
+                        with contextlib.suppress(OSError):  # (chown first: it clears setuid)
+                            os.fchown(handle.fileno(), info.st_uid, info.st_gid)
+                        os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
                     handle.write(data)
                     handle.flush()
                     os.fsync(handle.fileno())
                 os.rename(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
             except BaseException:
-                os.unlink(temporary, dir_fd=fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=fd)
                 raise
         return len(data)
 
@@ -202,29 +276,25 @@ class Workspace:
                 os.close(fd)
 
 
-def _slice(
-    handle: BinaryIO, path: str, offset: int, limit: int | None, max_bytes: int
-) -> TextSlice:
-    wanted: list[str] = []
-    size = 0
-    truncated = False
-    total = 0
-    try:
-        for total, raw in enumerate(handle, start=1):
-            if b"\x00" in raw:
-                raise UnicodeDecodeError("utf-8", raw, 0, 1, "NUL byte")
-            line = raw.decode("utf-8")
-            if total >= offset and (limit is None or total < offset + limit):
-                if size + len(raw) > max_bytes:
-                    truncated = True
-                    continue
-                wanted.append(line)
-                size += len(raw)
-    except UnicodeDecodeError:
-        raise WorkspaceError(
-            f"{path} is binary (not UTF-8 text); this tool only reads text files"
-        ) from None
-    return TextSlice("".join(wanted), total, truncated)
+def _temporary(folder: int, name: str) -> tuple[str, int]:
+    """A new, unpredictable temporary file beside ``name``: its name and descriptor."""
+    for _ in range(16):
+        temporary = f".{name[:200]}.{secrets.token_hex(8)}.tmp"
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            return temporary, os.open(temporary, flags, 0o644, dir_fd=folder)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise WorkspaceError(f"cannot write beside {name}: {exc.strerror}") from None
+    raise WorkspaceError(f"cannot create a temporary file beside {name}; try again")
+
+
+def shown(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 are shown as ``\\xNN`` escapes."""
+    if name.isascii():
+        return name
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _why(error: OSError, path: str) -> str:

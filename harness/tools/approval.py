@@ -252,13 +252,14 @@ class CallSeal:
         parts = token.split(".")
         if len(parts) != 3 or parts[0] != "v1":
             raise SealError("the approval state is not one this server issued")
+        # The MAC is compared in its encoded form: base64's last character carries padding
+        # bits a decoder ignores, so comparing decoded bytes would accept an edited token.
+        if not hmac.compare_digest(parts[2].encode(), _b64(self._mac(parts[1])).encode()):
+            raise SealError("the approval state was altered or not issued by this server")
         try:
-            mac = _unb64(parts[2])
             claims = json.loads(_unb64(parts[1]))
         except (ValueError, binascii.Error):
             raise SealError("the approval state is not one this server issued") from None
-        if not hmac.compare_digest(mac, self._mac(parts[1])):
-            raise SealError("the approval state was altered or not issued by this server")
         if not isinstance(claims, dict) or claims.get("v") != 1 or claims.get("p") != purpose:
             raise SealError("the approval state is not one this server issued")
         now = time.time()

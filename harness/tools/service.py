@@ -40,6 +40,7 @@ from .calls import Ask, Deny, ToolCall, ToolResult
 from .deadline import caller_cancelled, start
 from .define import OutputMismatch, ToolDefinition
 from .function import tool as tool_from_function
+from .gates import Gates
 from .render import RenderError, render
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class ToolsService(Service):
         super().__init__(ctx, "tools")
         self.config = config or ToolsConfig()
         self._tools: dict[str, _Entry] = {}
+        self._gates = Gates()
         self._runtime = ctx._runtime
         self._bus = ctx._runtime.bus
         self._layers = self._bus.layers  # a live view: read on every call, without the lookup
@@ -212,6 +214,30 @@ class ToolsService(Service):
             self._snapshots[key] = cached
         return list(cached)
 
+    # -- fail-closed gates ---------------------------------------------------------------
+
+    @caller_aware
+    def gate(
+        self,
+        key: str,
+        gated: Callable[[str], str | None],
+        *,
+        caller: Context | None = None,
+    ) -> Callable[[], None]:
+        """Keep refusing the tools ``gated`` names while the calling plugin is not loaded.
+
+        ``gated(tool_name)`` returns why the tool is gated (a policy's rule, say), or None.
+        While the caller is active the gate does nothing (its listeners decide). When it
+        unloads — during its own hot reload, a config change, a failed apply — the gate stays
+        behind, closed: every call to a gated tool is denied until a plugin sets the gate of
+        the same ``key`` again. Policies fail closed this way; the gate lives as long as
+        this service.
+        """
+        owner = caller or self.ctx
+        holder = owner.describe()
+        dispose: Callable[[], None] = owner.effect(lambda: self._gates.open(key, gated, holder))
+        return dispose
+
     # -- execution -----------------------------------------------------------------------
 
     async def execute(
@@ -237,13 +263,12 @@ class ToolsService(Service):
         try:
             # Stages without listeners are skipped outright: the hot path pays only for
             # the stages somebody listens to.
-            if "tools/pre-execute" in layers:
+            denial = self._gates.held(call) if self._gates.closed else None
+            if denial is None and "tools/pre-execute" in layers:
                 decision = await self._bus.waterfall("tools/pre-execute", (call,), _allow)
                 denial = (
                     None if decision == "allow" else await self._decide(call, decision, approval)
                 )
-            else:
-                denial = None
             if denial is not None:
                 result = denial
             else:

@@ -106,7 +106,7 @@ async def test_parallel_calls_run_and_answer_in_model_order(
     assert [r["result"] for r in results] == [42, 3, {"text": "Echo: three"}]
     tool_messages = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_1", "call_2", "call_3"]
-    assert [m["content"] for m in tool_messages] == ["42.0", "3.0", '{"text":"Echo: three"}']
+    assert [m["content"] for m in tool_messages] == ["42", "3", '{"text":"Echo: three"}']
 
 
 async def test_max_steps_ends_with_a_wrap_up_request(

@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "cordis.yml"
 PLUGINS = ROOT / "plugins"
 HARNESS = str(Path(sys.executable).parent / "harness")
+ALL_ON = ("files.enabled=true", "git.enabled=true")
+"""The bundled file and git tools ship switched off; the attack tests switch them on."""
 
 
 @pytest.fixture
@@ -31,7 +33,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 async def host(workspace: Path) -> AsyncIterator[Host]:
     """The repository's own cordis.yml, running."""
-    async with Host(CONFIG) as running:
+    async with Host(CONFIG, overrides=ALL_ON) as running:
         yield running
 
 

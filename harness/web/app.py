@@ -1,0 +1,23 @@
+"""The combined ASGI app of ``harness run``: MCP at ``/mcp``, the console everywhere else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .console import WebConsole
+from .routes import build_app
+from .security import WebGate
+
+
+def console_app(console: WebConsole, mcp_app: Any, bind: str, token: str | None) -> Any:
+    """One ASGI app: ``/mcp`` → ``mcp_app``; the rest → the console, behind its gate."""
+    web = WebGate(build_app(console), bind, token)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] != "lifespan" else "/mcp"
+        if path == "/mcp" or path.startswith("/mcp/"):
+            await mcp_app(scope, receive, send)
+        else:
+            await web(scope, receive, send)
+
+    return app

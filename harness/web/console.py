@@ -1,0 +1,211 @@
+"""The web console's model: what the page reads and does, over a :class:`~harness.Host`.
+
+:class:`WebConsole` turns the host's events into the console's live event log
+(:class:`~harness.web.stream.EventHub`), answers the JSON API's questions (entries, problems,
+tools) and performs its actions: running a tool through the full pipeline, and switching an
+entry with the same write-back as ``harness enable`` / ``harness disable``, after which the
+hot reload (or, without watching, an explicit reload) shows the result.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..loader.writeback import set_enabled
+from ..tools.calls import ToolCall
+from ..tools.formats import mcp as mcp_schema
+from .approvals import ConsoleApprovals
+from .stream import EventHub
+
+if TYPE_CHECKING:
+    from ..host import Host
+
+_log = logging.getLogger("harness.web")
+CHANGE_DELAY = 0.05
+"""Seconds fiber changes are gathered before one ``plugins/change`` goes out."""
+HOST_EVENTS = ("reload/start", "reload/done", "reload/failed")
+
+
+class WebConsole:
+    """The console of one host: its live events, its JSON views and its actions."""
+
+    def __init__(self, host: Host, hub: EventHub | None = None) -> None:
+        self.host = host
+        self.hub = hub or EventHub()
+        self.approvals = ConsoleApprovals(self.hub)
+        self._dirty = False
+        self._attached: tuple[Any, Any] | None = None
+        """The approval broker this console declared itself to, and its detach."""
+
+    @property
+    def root(self) -> Any:
+        """The host's root context."""
+        return self.host.ctx
+
+    def attach(self) -> None:
+        """Listen to the host's events."""
+        root = self.root
+        root.on("tools/change", self._tools_changed)
+        root.on("fiber/status", lambda fiber, previous: self._plugins_changed())
+        for name in HOST_EVENTS:
+            root.on(name, self._relay(name))
+        root.on("agent/event", self._agent_event)
+        self.approvals = ConsoleApprovals(self.hub)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _relay(self, kind: str) -> Any:
+        def relay(*args: Any) -> None:
+            self.hub.publish(kind, _payload(kind, args))
+            if kind.startswith("reload/") and kind != "reload/start":
+                self._plugins_changed()
+
+        return relay
+
+    def _tools_changed(self, kind: str, name: str) -> None:
+        self.hub.publish("tools/change", {"kind": kind, "name": name})
+        self._plugins_changed()
+
+    def _agent_event(self, *args: Any) -> None:
+        session: Any = None
+        event: Any = args[-1] if args else {}
+        if len(args) >= 2:
+            session = args[0]
+        if not isinstance(event, dict):
+            event = _jsonable(event)
+        if not isinstance(event, dict):
+            return
+        session = event.get("session", session)
+        kind = str(event.get("type", "agent/event"))
+        self.hub.publish(kind, {**event, "session": session, "type": kind})
+
+    def _plugins_changed(self) -> None:
+        if not self._dirty and not self.root.is_disposed:
+            self._dirty = True
+            self.root.start_soon(self._announce_plugins)
+
+    async def _announce_plugins(self) -> None:
+        await anyio.sleep(CHANGE_DELAY)
+        self._dirty = False
+        self.hub.publish("plugins/change", {"plugins": self.plugins(), "problems": self.problems()})
+
+    # -- views -----------------------------------------------------------------------------
+
+    def plugins(self) -> list[dict[str, Any]]:
+        """Every entry in config order: id, name, state, error, group, tools, problems."""
+        by_entry: dict[str | None, list[dict[str, Any]]] = {}
+        for problem in self.host.problems():
+            by_entry.setdefault(problem.entry, []).append(problem.to_dict())
+        return [
+            {
+                **status.to_dict(),
+                "group": status.group,
+                "tools": list(status.tools),
+                "enabled": status.state != "disabled",
+                "problems": by_entry.get(status.id, []),
+            }
+            for status in self.host.status()
+        ]
+
+    def problems(self) -> list[dict[str, Any]]:
+        """What ``harness check`` would list."""
+        return [problem.to_dict() for problem in self.host.problems()]
+
+    def tools(self) -> list[dict[str, Any]]:
+        """Every tool: name, description, parameter and output schemas, hints, owner."""
+        registry = self.host.tools
+        out = []
+        for name in registry.list():
+            definition = registry.get(name)
+            if definition is None:
+                continue
+            schema = mcp_schema(definition)
+            out.append(
+                {
+                    "name": name,
+                    "description": definition.description,
+                    "parameters": schema["inputSchema"],
+                    "output": definition.output_schema,
+                    "annotations": schema.get("annotations") or {},
+                    "owner": registry.owner(name),
+                }
+            )
+        return out
+
+    def broker(self) -> Any:
+        """The agent's approval broker (this console attached to it), or None."""
+        service = self.root.get("approval")
+        if service is None or not callable(getattr(service, "answer", None)):
+            return None
+        inner = getattr(service, "_service", service)  # each get() wraps it in a new view
+        if self._attached is None or self._attached[0] is not inner:
+            attach = getattr(service, "attach", None)
+            self._attached = (inner, attach() if callable(attach) else None)
+        return service
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Every open approval request this console can answer."""
+        broker = self.broker()
+        return list(broker.pending()) if broker else self.approvals.pending()
+
+    def answer(self, request_id: str, decision: str, reason: str | None) -> None:
+        """Answer one open request (the broker's, or the console's own)."""
+        broker = self.broker()
+        if broker is not None and any(item["id"] == request_id for item in broker.pending()):
+            broker.answer(request_id, decision, reason)
+        else:
+            self.approvals.answer(request_id, decision, reason)
+
+    # -- actions ---------------------------------------------------------------------------
+
+    async def call(self, name: str, args: Any, call_id: str) -> dict[str, Any]:
+        """Run one call through the full pipeline: ``ToolResult.to_dict()`` + ``duration_ms``."""
+        broker = self.broker()
+        started = time.perf_counter()
+        result = await self.host.tools.execute(
+            ToolCall(call_id, name, args), approval=None if broker else self.approvals
+        )
+        return {**result.to_dict(), "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
+
+    async def set_enabled(self, entry_id: str, enabled: bool) -> dict[str, Any]:
+        """Switch an entry in the config file; reload at once when nothing watches it."""
+        path = self.host.config_path
+        changed = await anyio.to_thread.run_sync(set_enabled, path, entry_id, enabled)
+        if changed and not self.host.watch:
+            await self.host.reload()
+        return {"id": entry_id, "enabled": enabled, "changed": changed, "file": str(path)}
+
+
+def _payload(kind: str, args: tuple[Any, ...]) -> dict[str, Any]:
+    if kind == "reload/start":
+        files = args[0] if args else []
+        return {"files": [str(path) for path in files]}
+    if len(args) == 1:
+        value = _jsonable(args[0])
+        if hasattr(args[0], "ok") and isinstance(value, dict):
+            value["ok"] = bool(args[0].ok)
+        return value if isinstance(value, dict) else {"value": value}
+    return {"args": [_jsonable(arg) for arg in args]}
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON for the events' objects (dataclasses, paths, problems)."""
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    elif is_dataclass(value) and not isinstance(value, type):
+        value = asdict(value)
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)

@@ -1,0 +1,212 @@
+"""Who may use the web console: the MCP surface's rules, made fit for a browser.
+
+Every request to the console (everything but ``/mcp``, which keeps its own gate) passes
+:class:`WebGate`, an ASGI middleware, in this order:
+
+- **Host** must be one the server answers to (the allowed-host list of :mod:`harness.mcp`):
+  a page loaded through a rebinding DNS name gets 421.
+- **Token**: when the server has one (it must, beyond loopback), a request needs
+  ``Authorization: Bearer TOKEN`` or the console's cookie. A ``GET`` with ``?token=TOKEN``
+  sets that cookie (HttpOnly, SameSite=Strict) and redirects to the same URL without the
+  token, so it leaves the address bar and the history at once. Otherwise 401.
+- **State-changing requests** (anything but GET/HEAD/OPTIONS) must be same-origin JSON:
+  ``Content-Type: application/json`` (a cross-site form cannot send it, and a cross-site
+  script cannot without a CORS preflight, which is never granted), an ``Origin``, when sent,
+  equal to the page's own origin, and ``Sec-Fetch-Site``, when sent, ``same-origin`` or
+  ``none``. Otherwise 403 (415 for the content type).
+- **Body size** is bounded (1 MiB by default; 413 beyond).
+
+Every response carries a strict Content-Security-Policy: the page's own scripts only, no
+inline script, images from the page, ``data:`` and ``http(s):`` only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+
+from ..mcp import _allowed_hosts
+
+COOKIE = "harness_console"
+MAX_BODY = 1024 * 1024
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:;"
+    " connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+
+
+def cookie_value(token: str) -> str:
+    """The cookie a browser holds instead of the token itself."""
+    return hmac.new(token.encode(), b"harness web console", hashlib.sha256).hexdigest()
+
+
+def host_allowed(host: str, patterns: list[str]) -> bool:
+    """True when the Host header matches one of ``_allowed_hosts``' ``name:*`` patterns."""
+    for pattern in patterns:
+        base = pattern.removesuffix(":*")
+        if host == base or (host.startswith(base + ":") and host[len(base) + 1 :].isdigit()):
+            return True
+    return False
+
+
+class WebGate:
+    """ASGI middleware applying the console's security rules (see the module docstring)."""
+
+    def __init__(
+        self, app: Any, bind: str, token: str | None = None, max_body: int = MAX_BODY
+    ) -> None:
+        self.app = RequestBodyLimitMiddleware(app, max_body)
+        self.hosts = _allowed_hosts(bind)
+        self.token = token
+        self.cookie = cookie_value(token) if token else None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {
+            key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]
+        }
+        refusal = self._check(scope, headers)
+        if refusal is not None:
+            await refusal(send)
+            return
+
+        async def secured(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+            await send(message)
+
+        if self.token and scope["method"] == "GET" and _query_token(scope) is not None:
+            await self._take_token(scope, secured)
+            return
+        await self.app(scope, receive, secured)
+
+    def _check(self, scope: Any, headers: dict[str, str]) -> _Reply | None:
+        host = headers.get("host", "")
+        if not host_allowed(host, self.hosts):
+            return _Reply(421, f"this server does not answer to the host {host!r}")
+        if self.token and not self._authorized(scope, headers):
+            return _Reply(
+                401,
+                "unauthorized: open the console with the URL harness run printed (it ends in "
+                "?token=...), or send Authorization: Bearer <token>",
+                [(b"www-authenticate", b"Bearer")],
+            )
+        if scope["method"] in SAFE_METHODS:
+            origin = headers.get("origin")
+            if origin is not None and origin != _own_origin(scope, host):
+                return _Reply(403, f"cross-origin request from {origin} refused")
+            return None
+        own = _own_origin(scope, host)
+        origin = headers.get("origin")
+        if origin is not None and origin != own:
+            return _Reply(403, f"cross-origin request from {origin} refused")
+        site = headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            return _Reply(403, f"a {site} request cannot change anything here")
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            return _Reply(
+                415,
+                "requests that change something must be JSON: send Content-Type: application/json",
+            )
+        return None
+
+    def _authorized(self, scope: Any, headers: dict[str, str]) -> bool:
+        assert self.token is not None
+        assert self.cookie is not None
+        given = headers.get("authorization", "")
+        if hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            return True
+        cookie = _cookies(headers.get("cookie", "")).get(COOKIE, "")
+        if hmac.compare_digest(cookie.encode(), self.cookie.encode()):
+            return True
+        query = _query_token(scope)
+        return (
+            scope["method"] == "GET"
+            and query is not None
+            and hmac.compare_digest(query.encode(), self.token.encode())
+        )
+
+    async def _take_token(self, scope: Any, send: Any) -> None:
+        assert self.cookie is not None
+        query = [
+            (key, value)
+            for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+            if key != "token"
+        ]
+        target = scope.get("path", "/") + (f"?{urlencode(query)}" if query else "")
+        cookie = f"{COOKIE}={self.cookie}; HttpOnly; SameSite=Strict; Path=/"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", target.encode()),
+                    (b"set-cookie", cookie.encode()),
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", b"0"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+
+class _Reply:
+    """A JSON refusal ``{"error": message}``."""
+
+    def __init__(
+        self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        self.status = status
+        self.body = json.dumps({"error": message}).encode()
+        self.headers = headers or []
+
+    async def __call__(self, send: Any) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": self.status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(self.body)).encode()),
+                    *self.headers,
+                    *HEADERS,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": self.body})
+
+
+def _own_origin(scope: Any, host: str) -> str:
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def _query_token(scope: Any) -> str | None:
+    query: bytes = scope.get("query_string", b"")
+    for key, value in parse_qsl(query.decode("latin-1")):
+        if key == "token":
+            return value
+    return None
+
+
+def _cookies(header: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name:
+            out[name] = value
+    return out

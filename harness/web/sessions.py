@@ -1,0 +1,122 @@
+"""The chat routes: the agent's sessions over HTTP (DESIGN §10's Python API underneath).
+
+``GET /api/sessions`` lists them, ``POST /api/sessions`` starts one (``{"id"}``),
+``GET /api/sessions/{id}`` returns its events, ``POST /api/sessions/{id}/messages``
+(``{"text"}``) starts a turn and answers 202 at once — the turn's events stream on
+``/api/events`` with their ``session`` — ``POST /api/sessions/{id}/cancel`` stops the turn and
+``DELETE /api/sessions/{id}`` deletes the session. Without an ``agent`` service every route
+answers 503 saying what to configure.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+if TYPE_CHECKING:
+    from .console import WebConsole
+
+_log = logging.getLogger("harness.web")
+NO_MODEL = (
+    "no model is configured, so there is nobody to chat with: add an `llm` provider "
+    "(an entry `name: harness:openai` with `model`, `base_url` and `api_key`) and an entry "
+    "`name: harness:agent` to cordis.yml (see docs/agent.md); Plugins and Tools work without"
+)
+MAX_TEXT = 200_000
+
+
+async def settle(value: Any) -> Any:
+    """Await ``value`` when the agent's API returned an awaitable."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def session_routes(
+    console: WebConsole,
+    read_json: Callable[[Request], Awaitable[dict[str, Any]]],
+    fail: Callable[[int, str], JSONResponse],
+) -> list[Route]:
+    """The ``/api/sessions`` routes of ``console``."""
+    live: dict[str, Any] = {}
+
+    def agent() -> Any:
+        return console.root.get("agent")
+
+    async def session_of(session_id: str) -> Any:
+        if session_id not in live:
+            live[session_id] = await settle(agent().session(session_id))
+        return live[session_id]
+
+    def unavailable() -> JSONResponse:
+        return JSONResponse({"error": NO_MODEL, "configure": True}, status_code=503)
+
+    async def listing(request: Request) -> Response:
+        if agent() is None:
+            return unavailable()
+        if request.method == "POST":
+            await read_json(request)
+            session = await settle(agent().session())
+            live[session.id] = session
+            return JSONResponse({"id": session.id}, status_code=201)
+        return JSONResponse(list(await settle(agent().sessions())))
+
+    async def one(request: Request) -> Response:
+        if agent() is None:
+            return unavailable()
+        session_id = request.path_params["id"]
+        known = {item["id"] for item in await settle(agent().sessions())} | set(live)
+        if session_id not in known:
+            return fail(404, f"no session has id {session_id!r}")
+        if request.method == "DELETE":
+            live.pop(session_id, None)
+            await settle(agent().delete(session_id))
+            return JSONResponse({"id": session_id, "deleted": True})
+        session = await session_of(session_id)
+        return JSONResponse({"id": session_id, "events": list(session.events)})
+
+    async def message(request: Request) -> Response:
+        if agent() is None:
+            return unavailable()
+        body = await read_json(request)
+        text = body.get("text")
+        if not isinstance(text, str) or not text.strip():
+            return fail(400, 'send {"text": "..."}: the message text is missing or empty')
+        if len(text) > MAX_TEXT:
+            return fail(413, f"the message is longer than {MAX_TEXT} characters")
+        session_id = request.path_params["id"]
+        try:
+            session = await session_of(session_id)
+        except Exception as exc:
+            return fail(404, f"no session has id {session_id!r} ({exc})")
+
+        async def turn() -> None:
+            try:
+                async for _ in session.send(text):
+                    pass  # the events reach the pages through agent/event
+            except Exception:
+                _log.exception("the turn of session %s failed", session_id)
+
+        console.root.start_soon(turn)
+        return JSONResponse({"id": session_id, "accepted": True}, status_code=202)
+
+    async def cancel(request: Request) -> Response:
+        if agent() is None:
+            return unavailable()
+        await read_json(request)
+        session = await session_of(request.path_params["id"])
+        await settle(session.cancel())
+        return JSONResponse({"id": request.path_params["id"], "cancelled": True})
+
+    return [
+        Route("/api/sessions", listing, methods=["GET", "POST"]),
+        Route("/api/sessions/{id}", one, methods=["GET", "DELETE"]),
+        Route("/api/sessions/{id}/messages", message, methods=["POST"]),
+        Route("/api/sessions/{id}/cancel", cancel, methods=["POST"]),
+    ]

@@ -1,0 +1,218 @@
+// Chat: sessions (new, list, resume, delete), a message box, the streamed answer, one card
+// per tool call (name, status, arguments, duration, render blocks) with its approval inside,
+// and Stop. The turn's events arrive on the live stream; a resumed session replays its log.
+
+import { api } from "./api.js";
+import { approvalPanel } from "./approval.js";
+import { el, json, renderBlocks, statusClass, statusOf } from "./render.js";
+
+export class ChatView {
+  constructor(root, say) {
+    this.root = root;
+    this.say = say;
+    this.session = null;
+    this.seq = -1;
+    this.cards = new Map();
+    this.assistant = null;
+    this.busy = false;
+    this.notice = el("div", { className: "notice", role: "note", hidden: true });
+    this.sessionList = el("ul", { "aria-label": "sessions" });
+    this.newButton = el("button", { type: "button", className: "primary", text: "New session", onclick: () => this.create() });
+    this.conversation = el("div", { className: "conversation", role: "log", "aria-label": "conversation", "aria-live": "polite" });
+    this.message = el("textarea", { id: "message", rows: 3 });
+    this.send = el("button", { type: "submit", className: "primary", text: "Send" });
+    this.stop = el("button", { type: "button", text: "Stop", disabled: true, onclick: () => this.cancel() });
+    this.turnState = el("p", { className: "muted", role: "status" });
+    this.message.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); this.submit(); }
+    });
+    const composer = el("form", { className: "composer", onsubmit: (event) => { event.preventDefault(); this.submit(); } },
+      el("label", { for: "message", text: "Message" }), this.message,
+      el("div", { className: "actions" }, this.send, this.stop, el("span", { className: "muted", text: "Ctrl+Enter sends" })));
+    this.body = el("div", { className: "chat" },
+      el("aside", { className: "sessions", "aria-label": "sessions" }, this.newButton, this.sessionList),
+      el("div", {}, this.conversation, this.turnState, composer));
+    root.append(this.notice, this.body);
+  }
+
+  async load() {
+    try {
+      this.show(await api.get("/api/sessions"));
+      this.notice.hidden = true;
+      this.body.hidden = false;
+    } catch (error) {
+      if (error.status === 503) {
+        this.notice.replaceChildren(el("h3", { text: "No model configured" }), el("p", { text: error.message }));
+        this.notice.hidden = false;
+        this.body.hidden = true;
+        return;
+      }
+      throw error;
+    }
+  }
+
+  show(sessions) {
+    this.sessionList.replaceChildren(...sessions.map((item) => {
+      const title = item.title || item.id;
+      return el("li", { className: item.id === this.session ? "current" : "" },
+        el("button", { type: "button", className: "open", text: title, "aria-label": `Resume ${title}`, "aria-current": item.id === this.session ? "true" : null, onclick: () => this.open(item.id) }),
+        el("button", { type: "button", className: "danger", text: "Delete", "aria-label": `Delete ${title}`, onclick: () => this.remove(item.id, title) }));
+    }));
+  }
+
+  async refreshSessions() {
+    try { this.show(await api.get("/api/sessions")); } catch { /* shown by load() */ }
+  }
+
+  async create() {
+    const made = await api.post("/api/sessions", {});
+    await this.open(made.id);
+    await this.refreshSessions();
+    this.message.focus();
+  }
+
+  async open(id) {
+    this.session = id;
+    this.seq = -1;
+    this.cards.clear();
+    this.assistant = null;
+    this.conversation.replaceChildren();
+    this.setBusy(false);
+    const data = await api.get(`/api/sessions/${encodeURIComponent(id)}`);
+    for (const event of data.events) this.apply(event);
+    for (const request of await api.get("/api/approvals")) {
+      if (request.session === id) this.apply({ ...request, type: "approval/request" });
+    }
+    await this.refreshSessions();
+  }
+
+  async remove(id, title) {
+    if (!window.confirm(`Delete the session ${title}? Its log is removed.`)) return;
+    await api.del(`/api/sessions/${encodeURIComponent(id)}`);
+    if (this.session === id) { this.session = null; this.conversation.replaceChildren(); }
+    await this.refreshSessions();
+  }
+
+  async submit() {
+    const text = this.message.value;
+    if (!text.trim()) return;
+    if (!this.session) {
+      const made = await api.post("/api/sessions", {});
+      await this.open(made.id);
+    }
+    this.message.value = "";
+    this.setBusy(true);
+    try {
+      await api.post(`/api/sessions/${encodeURIComponent(this.session)}/messages`, { text });
+    } catch (error) {
+      this.setBusy(false);
+      this.say(error.message);
+    }
+  }
+
+  async cancel() {
+    if (this.session) await api.post(`/api/sessions/${encodeURIComponent(this.session)}/cancel`, {});
+  }
+
+  setBusy(busy) {
+    this.busy = busy;
+    this.stop.disabled = !busy;
+    this.turnState.textContent = busy ? "the model is working…" : "";
+  }
+
+  // One live event (or one event of a replayed log).
+  event(data) {
+    if (!this.session || data.session !== this.session) {
+      if (data.type === "turn/end" || data.type === "turn/start") this.refreshSessions();
+      return;
+    }
+    this.apply(data);
+  }
+
+  apply(data) {
+    if (typeof data.seq === "number") {
+      if (data.seq <= this.seq) return;
+      this.seq = data.seq;
+    }
+    switch (data.type) {
+      case "turn/start":
+        this.conversation.append(this.bubble("you", data.input ?? ""));
+        this.assistant = null;
+        if (data.live !== false) this.setBusy(true);
+        break;
+      case "assistant/delta":
+        if (!this.assistant) { this.assistant = this.bubble("assistant", ""); this.conversation.append(this.assistant); }
+        this.assistant.querySelector("pre").textContent += data.text ?? "";
+        break;
+      case "assistant/message":
+        if (data.text) {
+          if (!this.assistant) { this.assistant = this.bubble("assistant", ""); this.conversation.append(this.assistant); }
+          this.assistant.querySelector("pre").textContent = data.text;
+        }
+        this.assistant = null;
+        break;
+      case "tool/call":
+        this.card(data.id, data.name, data.args);
+        break;
+      case "approval/request": {
+        const card = this.cards.get(data.call_id) ?? this.card(data.call_id, data.name, data.args);
+        this.setStatus(card, "waiting for approval");
+        card.approval.replaceChildren(approvalPanel(data, this.say));
+        break;
+      }
+      case "approval/decided":
+        for (const card of this.cards.values()) {
+          if (card.approval.querySelector(`[data-approval="${CSS.escape(data.id)}"]`)) {
+            card.approval.replaceChildren(el("p", { className: "muted", text: `${data.decision.replace("_", " ")}${data.reason ? `: ${data.reason}` : ""}` }));
+            if (data.decision !== "deny") this.setStatus(card, "running");
+          }
+        }
+        break;
+      case "tool/result": {
+        const result = data.result || {};
+        const card = this.cards.get(data.id) ?? this.card(data.id, result.name ?? "tool", {});
+        this.setStatus(card, statusOf(result));
+        card.approval.replaceChildren();
+        card.duration.textContent = data.duration_ms == null ? "" : `${data.duration_ms} ms`;
+        card.output.replaceChildren(renderBlocks(result.content));
+        if (result.error) card.output.append(el("p", { className: "error", text: `${result.code}: ${result.error}` }));
+        break;
+      }
+      case "turn/end":
+        this.setBusy(false);
+        this.assistant = null;
+        if (data.reason && data.reason !== "done") {
+          this.conversation.append(el("p", { className: data.reason === "error" ? "error" : "muted", text: `turn ended: ${data.reason}${data.error ? ` — ${data.error}` : ""}` }));
+        }
+        this.refreshSessions();
+        break;
+      default:
+        break;
+    }
+  }
+
+  bubble(who, text) {
+    return el("div", { className: `message ${who === "you" ? "user" : "assistant"}` },
+      el("div", { className: "who", text: who }), el("pre", { text }));
+  }
+
+  card(id, name, args) {
+    const status = el("span", { className: statusClass("running"), text: "running" });
+    const duration = el("span", { className: "muted" });
+    const approval = el("div");
+    const output = el("div");
+    const article = el("article", { className: "card", "aria-label": `tool call ${name}`, "data-call": id },
+      el("h3", {}, el("code", { text: name }), " — ", status, " ", duration),
+      el("details", { open: true }, el("summary", { text: "arguments" }), json(args)),
+      approval, output);
+    this.conversation.append(article);
+    const card = { article, status, duration, approval, output };
+    this.cards.set(id, card);
+    return card;
+  }
+
+  setStatus(card, status) {
+    card.status.textContent = status;
+    card.status.className = statusClass(status);
+  }
+}

@@ -1,0 +1,84 @@
+// Content blocks for people: text as preformatted text, images inline. Everything is
+// inserted as text or as attributes checked here; nothing is ever parsed as HTML.
+
+const IMAGE_MIME = /^image\/[a-z0-9.+-]+$/i;
+const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+const DATA_URL = /^data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]*$/i;
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "text") node.textContent = value;
+    else if (key === "className") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+// Control and bidirectional characters made visible, so an argument shows what will run.
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
+export function visible(text) {
+  return String(text).replace(HIDDEN, (char) => `\\u{${char.codePointAt(0).toString(16).padStart(4, "0")}}`);
+}
+
+export function json(value) {
+  return el("pre", { className: "json", text: visible(JSON.stringify(value, null, 2) ?? "undefined") });
+}
+
+export function imageSource(block) {
+  if (typeof block.url === "string") {
+    const url = block.url.trim();
+    if (DATA_URL.test(url)) return url;
+    try {
+      const parsed = new URL(url);
+      if (parsed.protocol === "http:" || parsed.protocol === "https:") return parsed.href;
+    } catch {
+      return null;
+    }
+    return null;
+  }
+  if (typeof block.data === "string" && typeof block.mime_type === "string"
+      && IMAGE_MIME.test(block.mime_type) && BASE64.test(block.data)) {
+    return `data:${block.mime_type};base64,${block.data.replace(/\s/g, "")}`;
+  }
+  return null;
+}
+
+export function renderBlocks(blocks) {
+  const out = el("div", { className: "blocks" });
+  for (const block of Array.isArray(blocks) ? blocks : []) {
+    if (block && block.type === "text") {
+      out.append(el("pre", { className: "block-text", text: String(block.text ?? "") }));
+    } else if (block && block.type === "image") {
+      const src = imageSource(block);
+      if (src) {
+        out.append(el("img", { className: "block-image", src, alt: block.alt || block.name || "image",
+          referrerpolicy: "no-referrer", loading: "lazy" }));
+      } else {
+        out.append(el("p", { className: "error", text: "image not shown: only data: and http(s) image URLs are displayed" }));
+      }
+    } else {
+      out.append(json(block));
+    }
+  }
+  return out;
+}
+
+const STATUS = { null: "done", denied: "denied", cancelled: "cancelled", timeout: "timeout" };
+
+export function statusOf(result) {
+  if (!result) return "running";
+  const code = result.code ?? null;
+  return STATUS[code] ?? "error";
+}
+
+export function statusClass(status) {
+  return `status status-${status.replace(/\s+/g, "-")}`;
+}
