@@ -114,7 +114,8 @@ async def confirm(ctx: Context) -> str:
 
 @server.tool(description="Exit the server process in the middle of the call.")
 def crash() -> str:
-    (MARK / "crashed").write_text("yes")
+    if MARK is not None:
+        (MARK / "crashed").write_text("yes")
     os._exit(3)
 
 
@@ -137,7 +138,8 @@ def header(ctx: Context, name: str) -> str:
 
 
 if __name__ == "__main__":
-    (MARK / f"pid-{os.getpid()}").write_text(str(os.getpid()))
+    if MARK is not None:
+        (MARK / f"pid-{os.getpid()}").write_text(str(os.getpid()))
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:
