@@ -7,7 +7,7 @@ import sys
 
 import anyio
 
-ALL = ["events", "tools", "loader", "reload", "mcp"]
+ALL = ["events", "tools", "loader", "reload", "mcp", "gateway"]
 
 
 def run(names: list[str]) -> None:

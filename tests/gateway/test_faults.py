@@ -89,6 +89,12 @@ async def test_a_server_failing_at_start_backs_off_then_comes_back(
         await watch.until(lambda: len(state.delays) >= 5)
         assert state.delays[:5] == [0.05, 0.1, 0.2, 0.2, 0.2]
         assert host.tools.list() == ["echo"]
+        retries = [event for event in watch.events if event[0] == "retry"]
+        assert retries
+        assert retries[0][1] == "up"
+        assert "(attempt 2)" in retries[0][2]
+        (status,) = [entry for entry in host.status() if entry.id == "up"]
+        assert status.state == "failed"
         (mark / "fail").unlink()
         await watch.until(lambda: "up_echo" in host.tools.list())
         assert fiber.state is FiberState.ACTIVE

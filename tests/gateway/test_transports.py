@@ -151,6 +151,8 @@ async def test_mcp_clients_downstream_list_call_cancel_and_hear_list_changes(
             assert "up_added" not in names
             echoed = await client.call_tool("up_echo", {"text": "down"})
             assert echoed.structured_content == {"result": "upstream says down"}
+            picture = await client.call_tool("up_picture", {})
+            assert [block.type for block in picture.content] == ["text", "image", "resource_link"]
             with pytest.raises(MCPError):
                 await client.call_tool("up_sleep", {"seconds": 60}, read_timeout_seconds=1)
             seen = await client.call_tool("up_cancellations", {})
