@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 	@echo "Installed: $(BIN)/harness"
 
 run: $(STAMP)
+	@echo "harness: the web console will be at http://127.0.0.1:8765/ (MCP at /mcp; Ctrl-C stops)"
 	$(BIN)/harness run
 
 test: $(STAMP)

@@ -7,7 +7,7 @@ import sys
 
 import anyio
 
-ALL = ["events", "tools", "loader", "reload", "mcp", "gateway"]
+ALL = ["events", "tools", "loader", "reload", "mcp", "web", "gateway"]
 
 
 def run(names: list[str]) -> None:

@@ -24,8 +24,10 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -210,9 +212,7 @@ class McpSurface:
         # ctx.session is a per-request proxy; notifications outlive the request, so keep
         # the connection behind it (weakly: a closed connection drops out by itself).
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            connection = getattr(ctx.session, "_connection", None)
-            if connection is not None:
-                self.connections.add(connection)
+            self.connections.add(connection_of(ctx.session))
 
     def _changed(self, kind: str, name: str) -> None:
         if not self._dirty and not self.root.is_disposed:
@@ -307,6 +307,24 @@ class McpSurface:
                 await anyio.sleep_forever()
             finally:
                 server.should_exit = True
+
+
+def connection_of(session: ServerSession) -> Connection:
+    """The connection behind a per-request ``ServerSession``.
+
+    A private attribute of the MCP SDK: handlers get a session made for one request, and
+    no public way to its ``Connection``, which outlives the request and is what later
+    ``list_changed`` notifications go through (keeping sessions instead would notify a
+    connection once per request it made). ``tests/test_private_apis.py`` fails when the
+    SDK changes this; here a change fails loudly rather than silently dropping notices.
+    """
+    connection = getattr(session, "_connection", None)
+    if not isinstance(connection, Connection):
+        raise HarnessError(
+            f"the MCP SDK's ServerSession no longer holds its Connection as _connection "
+            f"(got {type(connection).__name__}); harness.mcp.connection_of needs updating"
+        )
+    return connection
 
 
 def to_mcp_result(result: ToolResult) -> types.CallToolResult:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from watchfiles._rust_notify import RustNotify  # awatch cannot say when it is ready
+from watchfiles._rust_notify import RustNotify  # private: see notifier()
 
 from .context import Context
 from .errors import HarnessError
@@ -120,7 +120,7 @@ class Reloader(Service):
 
     def _watcher(self, folders: list[Path]) -> RustNotify:
         self._folders = folders
-        return RustNotify([str(folder) for folder in folders], False, False, 300, False, False)
+        return notifier(folders)
 
     async def _watch(self) -> None:
         try:
@@ -216,6 +216,26 @@ class Reloader(Service):
 
 def _folders(files: set[Path]) -> list[Path]:
     return sorted({path.parent for path in files if path.parent.is_dir()})
+
+
+def notifier(folders: list[Path]) -> RustNotify:
+    """watchfiles' Rust notifier on ``folders`` (not recursive), watching once this returns.
+
+    A private API of watchfiles, the only one hot reload uses: the public ``watch`` and
+    ``awatch`` create this notifier inside their generator, on its first step, and say
+    nothing once the OS watch is in place, so an edit made right after start-up could be
+    missed. ``tests/test_private_apis.py`` fails when its constructor or ``watch`` change.
+    Call ``notifier(...).watch(debounce_ms, step_ms, timeout_ms, stop_event)`` in a
+    thread: it returns the ``(change, path)`` set, or ``"stop"`` / ``"timeout"``.
+    """
+    return RustNotify(
+        [str(folder) for folder in folders],
+        debug=False,
+        force_polling=False,
+        poll_delay_ms=300,
+        recursive=False,
+        ignore_permission_denied=False,
+    )
 
 
 def _tools(host: Host) -> dict[str, Any]:

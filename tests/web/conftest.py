@@ -1,4 +1,4 @@
-"""The web console's fixtures: a served project, and one headless Chromium per session.
+"""The web console's fixtures: a served project, and one headless Chromium per file.
 
 The browser is Debian's ``chromium`` package, installed here when missing (never a browser
 download); Playwright for Python drives it. Without the package and without a way to
@@ -56,9 +56,14 @@ def ensure_chromium() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the whole session."""
+    """One headless Chromium per test file.
+
+    Not per session: Playwright's sync API keeps an asyncio loop marked running in this
+    thread while it is open, and later files on the same pytest-xdist worker call
+    ``anyio.run``.
+    """
     from playwright.sync_api import sync_playwright
 
     path = ensure_chromium()

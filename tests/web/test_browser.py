@@ -89,6 +89,11 @@ def test_switching_an_entry_edits_the_config_and_the_tools_follow(
     page.get_by_role("region", name="echo").wait_for()
     assert config.read_text().replace("    enabled: true\n", "") == before
     assert same_page(page)
+    page.get_by_role("link", name="Chat").click()
+    notice = page.get_by_role("note")
+    notice.get_by_text("No model configured").wait_for()
+    assert "harness:openai" in notice.inner_text()
+    assert page.get_by_role("button", name="Send").is_hidden()
 
 
 def test_editing_a_plugin_file_updates_the_tools_page(page: Any, served: Served) -> None:
@@ -286,3 +291,23 @@ def test_a_dropped_stream_resumes_and_misses_nothing(browser: Any, served: Serve
         httpx2.post(served.base + "api/plugins/greet/enable", json={})
         context.close()
         proxy.close()
+
+
+def test_the_console_works_from_the_keyboard(page: Any, served: Served) -> None:
+    page.goto(served.base)
+    page.get_by_text("live", exact=True).wait_for()
+    names = []
+    for _ in range(8):
+        page.keyboard.press("Tab")
+        names.append(page.evaluate("document.activeElement.textContent"))
+        if names[-1] == "Tools":
+            break
+    assert names[-3:] == ["Chat", "Plugins", "Tools"]  # after the skip link
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.id === 'tools-title'")
+    field = page.get_by_role("region", name="echo").get_by_label("text", exact=True)
+    field.focus()
+    page.keyboard.type("typed")
+    page.keyboard.press("Enter")  # submits the tool's form: Run
+    result = page.get_by_role("region", name="echo").get_by_role("region", name="result")
+    result.get_by_text("Echo: typed", exact=True).wait_for()

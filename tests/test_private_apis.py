@@ -1,0 +1,118 @@
+"""The private APIs of dependencies harness relies on, each wrapped in one place.
+
+watchfiles' RustNotify (``harness.reload.notifier``), the MCP SDK's
+``ServerSession._connection`` (``harness.mcp.connection_of``), and anyio's asyncio scope
+records (``harness.tools.deadline``, a fast path with a public fallback). These tests
+exercise them for real, so an upgrade that renames or reshapes one fails here, by name,
+instead of hot reload or list_changed notices quietly stopping, or calls quietly slowing.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+from mcp import Client
+from mcp.server.connection import Connection
+
+from harness import Context, ToolsService, define_tool
+from harness.errors import HarnessError
+from harness.mcp import McpSurface, connection_of
+from harness.reload import notifier
+
+
+def test_watchfiles_rust_notify_reports_an_edit_in_a_watched_folder(tmp_path: Path) -> None:
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    watcher = notifier([watched])  # watching from here on: the edit below is never missed
+    try:
+        (watched / "plugin.py").write_text("x = 1\n")
+        stop = threading.Event()
+        changes = watcher.watch(50, 10, 5000, stop)  # debounce_ms, step_ms, timeout_ms, stop
+        assert isinstance(changes, set), changes
+        assert {Path(path).name for _, path in changes} == {"plugin.py"}
+        stop.set()
+        assert watcher.watch(50, 10, 5000, stop) == "stop"
+    finally:
+        watcher.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the MCP SDK's client runs on asyncio
+
+
+@pytest.mark.anyio
+async def test_mcp_server_session_holds_its_connection() -> None:
+    async with Context() as root:
+        await root.plugin(ToolsService)
+        root.tools.register(define_tool(name="ping", description="p", execute=lambda a: "pong"))
+        surface = McpSurface(root)
+        surface.attach()
+        async with Client(surface.server, mode="legacy") as client:
+            assert (await client.call_tool("ping", {})).structured_content == {"result": "pong"}
+            [connection] = list(surface.connections)
+            assert isinstance(connection, Connection)
+            await connection.send_tool_list_changed()  # the call notifications go through
+
+
+def test_connection_of_fails_loudly_when_the_sdk_changes() -> None:
+    class Changed:
+        connection: Any = None
+
+    with pytest.raises(HarnessError, match="no longer holds its Connection as _connection"):
+        connection_of(Changed())  # type: ignore[arg-type]
+
+
+ALLOWED_PRIVATE_IMPORTS = {
+    "watchfiles._rust_notify.RustNotify",
+    "anyio._backends._asyncio.CancelScope",
+    "anyio._backends._asyncio._task_states",
+}
+
+
+def test_anyio_scope_records_still_feed_the_fast_cancel_check() -> None:
+    from harness.tools import deadline
+
+    assert deadline._SCOPES is not None, (
+        "anyio's asyncio backend changed: harness.tools.deadline fell back to "
+        "anyio.current_effective_deadline() on every call; update caller_cancelled()"
+    )
+
+
+@pytest.mark.anyio
+async def test_the_fast_cancel_check_agrees_with_anyio(anyio_backend: str) -> None:
+    from harness.tools.deadline import caller_cancelled
+
+    assert caller_cancelled() is False
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        assert caller_cancelled() is True
+        with anyio.CancelScope(shield=True):
+            assert caller_cancelled() is False
+            await anyio.lowlevel.checkpoint()  # shielded: goes on
+        await anyio.lowlevel.checkpoint()  # cancelled here
+    assert scope.cancelled_caught
+
+
+def _is_private(dotted: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
+
+
+def test_no_other_private_import_of_a_dependency() -> None:
+    import ast
+
+    import harness
+
+    found: set[str] = set()
+    for path in Path(harness.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+    assert {dotted for dotted in found if _is_private(dotted)} == ALLOWED_PRIVATE_IMPORTS

@@ -1,0 +1,142 @@
+"""Chat in the browser, against harness.testing's scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.testing import Fault, Reply, Rule, ScriptedServer, call
+
+from ..agent.conftest import git_repo
+from .conftest import Served, make_project
+from .test_browser import WAIT, shot
+
+ASK = "帮我看下这个仓库最近的提交"
+
+
+@pytest.fixture(scope="module")
+def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ScriptedServer, Path]]:
+    repo = git_repo(
+        tmp_path_factory.mktemp("repo") / "repo", ["init", "add the parser", "fix date parsing"]
+    )
+    rules = [
+        Rule(Reply.calls(call("git_log_reader", {"repoPath": str(repo), "maxCount": 5})), user=ASK),
+        Rule(Reply.say("最近三个提交:解析日期修复、解析器、初始化。"), tool="git_log_reader"),
+        Rule(
+            Reply.calls(call("write_text_file", {"path": "note.txt", "content": "from chat"})),
+            user="write a note",
+        ),
+        Rule(Reply.say("The note is written."), tool="write_text_file"),
+        Rule(
+            Reply.say("Thinking about it for a long while..."),
+            user="wait",
+            faults=[Fault.stall(60)],
+        ),
+    ]
+    with ScriptedServer(rules) as server:
+        yield server, repo
+
+
+@pytest.fixture(scope="module")
+def chat_served(
+    tmp_path_factory: pytest.TempPathFactory, scripted: tuple[ScriptedServer, Path]
+) -> Iterator[Served]:
+    server, _ = scripted
+    extra = (
+        "  - id: model\n    name: harness:openai\n    config:\n      model: scripted\n"
+        f"      base_url: {server.url}\n      retry_backoff: 0.01\n"
+        "  - id: agent\n    name: harness:agent\n"
+    )
+    served = Served(make_project(tmp_path_factory.mktemp("chat"), extra))
+    yield served
+    served.close()
+
+
+def test_the_seed_scenario_an_approval_and_stop(
+    browser: Any, chat_served: Served, scripted: tuple[ScriptedServer, Path]
+) -> None:
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(WAIT)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(chat_served.base + "#/chat")
+        page.get_by_text("live", exact=True).wait_for()
+        page.get_by_role("button", name="New session").click()
+        page.get_by_role("textbox", name="Message").fill(ASK)
+        page.get_by_role("button", name="Send").click()
+        card = page.get_by_role("article", name="tool call git_log_reader")
+        card.get_by_text("done", exact=True).wait_for()
+        text = card.inner_text()
+        for subject in ("fix date parsing", "add the parser", "init"):
+            assert re.search(rf"[0-9a-f]{{7}} \| Ada \| .+ \| {subject}", text), text
+        assert '"maxCount": 5' in text  # the arguments are shown
+        conversation = page.get_by_role("log", name="conversation")
+        conversation.get_by_text("最近三个提交:解析日期修复、解析器、初始化。").wait_for()
+        shot(page, "chat")
+
+        page.get_by_role("textbox", name="Message").fill("write a note")
+        page.get_by_role("button", name="Send").click()
+        writing = page.get_by_role("article", name="tool call write_text_file")
+        writing.get_by_text("waiting for approval").wait_for()
+        assert '"content": "from chat"' in writing.inner_text()
+        writing.get_by_role("button", name="Allow once").click()
+        writing.get_by_text("done", exact=True).wait_for()
+        conversation.get_by_text("The note is written.").wait_for()
+        note = chat_served.config.parent / "workspace" / "note.txt"
+        assert note.read_text() == "from chat"
+
+        page.get_by_role("textbox", name="Message").fill("wait")
+        page.get_by_role("button", name="Send").click()
+        stop = page.get_by_role("button", name="Stop")
+        page.wait_for_function(
+            "() => !document.querySelector('.composer button[type=button]').disabled"
+        )
+        stop.click()
+        conversation.get_by_text("turn ended: cancelled").wait_for()
+        assert stop.is_disabled()
+
+        # the session resumes from its log: the same cards, the same results
+        page.reload()
+        page.get_by_text("live", exact=True).wait_for()
+        page.get_by_role("button", name=f"Resume {ASK}").click()
+        page.get_by_role("article", name="tool call git_log_reader").get_by_text(
+            "done", exact=True
+        ).wait_for()
+        page.get_by_role("article", name="tool call write_text_file").get_by_text(
+            "done", exact=True
+        ).wait_for()
+        page.on("dialog", lambda dialog: dialog.accept())
+        page.get_by_role("button", name=f"Delete {ASK}").click()
+        page.get_by_role("button", name=f"Resume {ASK}").wait_for(state="detached")
+    finally:
+        context.close()
+    assert errors == []
+
+
+def test_tools_page_approvals_go_through_the_agents_broker(
+    browser: Any, chat_served: Served
+) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(WAIT)
+    try:
+        page.goto(chat_served.base + "#/tools")
+        page.get_by_text("live", exact=True).wait_for()
+        write = page.get_by_role("region", name="write_text_file")
+        write.get_by_label("path", exact=True).fill("refused.txt")
+        write.get_by_label("content", exact=True).fill("no")
+        write.get_by_role("button", name="Run").click()
+        result = write.get_by_role("region", name="result")
+        result.get_by_label("Reason", exact=True).fill("wrong folder")
+        result.get_by_role("button", name="Deny").click()
+        result.get_by_text("error code: denied").wait_for()
+        assert "wrong folder" in result.inner_text()
+        assert not (chat_served.config.parent / "workspace" / "refused.txt").exists()
+    finally:
+        context.close()
