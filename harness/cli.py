@@ -129,6 +129,14 @@ def cli(ctx: click.Context, config: str | None, patches: Any, overrides: Any, de
 def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options of serving MCP over HTTP."""
     func = click.option(
+        "--allow-host",
+        "allow_hosts",
+        multiple=True,
+        metavar="NAME",
+        help="Also accept requests for this host name (repeatable; e.g. a DNS name or a "
+        "proxy's). The bind address's own names are always accepted.",
+    )(func)
+    func = click.option(
         "--token",
         envvar="HARNESS_MCP_TOKEN",
         metavar="SECRET",
@@ -165,12 +173,13 @@ def run(
     bind: str,
     port: int,
     token: str | None,
+    allow_hosts: tuple[str, ...],
     no_web: bool,
     **shared: Any,
 ) -> None:
     """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
     options = _options(ctx, **shared)
-    serving = Serving(transport, bind, port, token, web=not no_web)
+    serving = Serving(transport, bind, port, token, web=not no_web, allow_hosts=allow_hosts)
     anyio.run(
         partial(serve, options.host(watch=not no_watch), serving, table=True, debug=options.debug)
     )

@@ -14,11 +14,12 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 
 from .errors import ContextDisposed, HarnessError, PluginError, ServiceNotInjected
+from .events import EventBus, check_listener
 from .fiber import Fiber, FiberState
 from .plugin import spec_of
 from .runtime import Runtime, ServiceSlot
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
 Disposer = Callable[[], Any]
+S = TypeVar("S")
 _ids = itertools.count()
 
 
@@ -38,6 +40,7 @@ class Context:
     _fiber: Fiber | None
     _effects: dict[int, Disposer]
     _disposed: bool
+    _gone: bool
     _group: TaskGroup | None
     logger: logging.Logger
 
@@ -47,6 +50,7 @@ class Context:
         self._fiber = None
         self._effects = {}
         self._disposed = False
+        self._gone = False
         self._group = None
         self.logger = logging.getLogger("harness")
 
@@ -57,6 +61,7 @@ class Context:
         ctx._fiber = fiber
         ctx._effects = {}
         ctx._disposed = False
+        ctx._gone = False
         ctx._group = None
         ctx.logger = fiber.logger
         return ctx
@@ -108,6 +113,12 @@ class Context:
     def is_disposed(self) -> bool:
         """True once the activation this context belongs to has ended."""
         return self._disposed
+
+    @property
+    def bus(self) -> EventBus:
+        """The event bus shared by every context of this root (for services that dispatch
+        on the hot path; plugins use :meth:`on`, :meth:`emit` and the other modes)."""
+        return self._runtime.bus
 
     def describe(self) -> str:
         """``plugin 'name'`` or ``the root context``, for messages."""
@@ -196,30 +207,72 @@ class Context:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
+        return self._read(name, required=True)
+
+    @overload
+    def get(self, name: str) -> Any: ...
+    @overload
+    def get(self, name: type[S]) -> S | None: ...
+    def get(self, name: str | type[Any]) -> Any:
+        """The service ``name`` (or of class ``name``) as seen from here, or None when absent.
+
+        ``ctx.get(ToolsService)`` is typed: it returns the service (a view behaving as it,
+        see :class:`~harness.service.ServiceView`) under its declared name.
+        """
+        return self._read(self._name_of(name), required=False)
+
+    @overload
+    def service(self, name: str) -> Any: ...
+    @overload
+    def service(self, name: type[S]) -> S: ...
+    def service(self, name: str | type[Any]) -> Any:
+        """The service ``name`` (or of class ``name``), typed; raises like ``ctx.<name>``."""
+        return self._read(self._name_of(name), required=True)
+
+    def _name_of(self, name: str | type[Any]) -> str:
+        if isinstance(name, str):
+            return name
+        declared = [item for item in getattr(name, "provides", ()) if isinstance(item, str)]
+        label = getattr(name, "name", None)
+        if isinstance(label, str):
+            declared.append(label)
+        for item in declared:
+            if item in self._runtime.services:
+                return item
+        found = [
+            slot.name for slot in self._runtime.services.values() if isinstance(slot.instance, name)
+        ]
+        if len(found) > 1:
+            raise PluginError(
+                f"{self.describe()} asked for the service of class {name.__name__}, but "
+                f"{', '.join(map(repr, found))} all are; ask for one by name"
+            )
+        if found:
+            return found[0]
+        return declared[0] if declared else name.__name__
+
+    def _read(self, name: str, required: bool) -> Any:
+        if self._gone:
+            raise ContextDisposed(
+                f"the context of {self.describe()} is disposed: it cannot read service "
+                f"{name!r} any more (use the context of the plugin's current activation)"
+            )
         slot = self._runtime.services.get(name)
         refused = self._refuse(name, slot)
         if refused is not None:
-            if slot is None:
+            if slot is None and required:
                 raise AttributeError(
                     f"{type(self).__name__!r} object has no attribute {name!r}, and no service "
                     f"{name!r} is loaded"
                 )
             raise refused
         if slot is None or not slot.published:
+            if not required:
+                return None
             raise AttributeError(
                 f"service {name!r} is not available: its provider is not loaded or not active "
                 f"(use ctx.get({name!r}) to read an optional service)"
             )
-        return ServiceView(slot.instance, self)
-
-    def get(self, name: str) -> Any:
-        """The service ``name`` as seen from here, or None when it is not available."""
-        slot = self._runtime.services.get(name)
-        refused = self._refuse(name, slot)
-        if refused is not None:
-            raise refused
-        if slot is None or not slot.published:
-            return None
         return ServiceView(slot.instance, self)
 
     def _refuse(self, name: str, slot: ServiceSlot | None) -> ServiceNotInjected | None:
@@ -235,11 +288,15 @@ class Context:
     # -- events --------------------------------------------------------------------------
 
     def on(self, name: str, listener: Callable[..., Any], prepend: bool = False) -> Disposer:
-        """Listen to ``name`` until this plugin unloads; return a dispose callable."""
-        self._check_alive()
-        bus = self._runtime.bus
-        registration = bus.add(name, listener, self.logger, prepend)
-        return self._add(partial(bus.remove, name, registration))
+        """Listen to ``name`` until this plugin unloads; return a dispose callable.
+
+        A known event's listener is checked now: one that cannot take the event's arguments
+        raises :class:`~harness.errors.PluginError` naming the plugin, the event and the
+        expected signature; an unknown name under ``tools/``, ``reload/`` or ``agent/`` is
+        logged as a warning. A ``ready`` listener added once the host is ready runs at once
+        (in the background).
+        """
+        return self._listen(name, listener, listener, prepend)
 
     def once(self, name: str, listener: Callable[..., Any], prepend: bool = False) -> Disposer:
         """Listen to ``name`` for one dispatch only."""
@@ -248,8 +305,40 @@ class Context:
             dispose()
             return listener(*args)
 
-        dispose = self.on(name, wrapper, prepend)
+        dispose = self._listen(name, wrapper, listener, prepend)
         return dispose
+
+    def _listen(
+        self, name: str, callback: Callable[..., Any], checked: Callable[..., Any], prepend: bool
+    ) -> Disposer:
+        self._check_alive()
+        warning = check_listener(name, checked, self.describe())
+        if warning is not None:
+            self.logger.warning("%s", warning)
+        runtime = self._runtime
+        if name == "ready" and runtime.ready:
+
+            async def late() -> None:
+                result = callback()
+                if inspect.isawaitable(result):
+                    await result
+
+            return self.start_soon(late)
+        bus = runtime.bus
+        registration = bus.add(name, callback, self.logger, prepend)
+        return self._add(partial(bus.remove, name, registration))
+
+    def mark_ready(self) -> None:
+        """Emit ``ready`` once: the initial load has settled (the Host calls this).
+
+        Only the root can; later calls do nothing. ``ready`` listeners registered afterwards
+        run at once.
+        """
+        if self._fiber is not None:
+            raise PluginError(f"{self.describe()} cannot mark the host ready; only the root can")
+        if not self._runtime.ready:
+            self._runtime.ready = True
+            self._runtime.bus.emit("ready")
 
     def emit(self, name: str, *args: Any) -> None:
         """Call every listener; a raising one is logged and the rest still run."""
@@ -320,6 +409,7 @@ class Context:
                         await result
                 except Exception:
                     self.logger.exception("cleanup of %s raised", self.describe())
+        self._gone = True  # cleanups could still read services; from now on nothing can
 
 
 def _noop() -> None:

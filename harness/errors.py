@@ -7,8 +7,8 @@
     ├── PluginError              a plugin cannot be used or failed to apply
     │   ├── ServiceConflict      two plugins provide one service name
     │   └── DependencyCycle      plugins wait on each other's services
-    ├── ContextDisposed          an effect was created on a context that is gone
-    ├── ServiceNotInjected       a plugin read a service it did not inject
+    ├── ContextDisposed          a context that is gone was used (effects, services)
+    ├── ServiceNotInjected       a plugin read a service it did not inject (an AttributeError)
     ├── ToolDefinitionError      a tool definition is malformed (raised when it is defined)
     ├── ToolConflict             two plugins register one tool name
     └── ToolArgsError            tool arguments do not match the tool's parameters
@@ -56,11 +56,15 @@ class DependencyCycle(PluginError):
 
 
 class ContextDisposed(HarnessError):
-    """Raised when an effect is created on a context whose plugin has unloaded."""
+    """Raised when an effect is created, or a service read, on a context whose plugin unloaded."""
 
 
-class ServiceNotInjected(HarnessError):
-    """Raised when a plugin reads a service it did not declare in ``inject``."""
+class ServiceNotInjected(HarnessError, AttributeError):
+    """Raised when a plugin reads a service it did not declare in ``inject``.
+
+    An :class:`AttributeError` too, so ``hasattr(ctx, name)`` and ``getattr(ctx, name, None)``
+    answer instead of raising.
+    """
 
 
 class ToolDefinitionError(HarnessError):

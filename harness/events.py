@@ -12,6 +12,7 @@ takes effect from the next one.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -20,10 +21,79 @@ from typing import Any
 
 import anyio
 
+from .errors import PluginError
+
 Callback = Callable[..., Any]
 Spawner = Callable[[Callable[[], Coroutine[Any, Any, Any]]], None]
 
 _log = logging.getLogger("harness.events")
+
+EVENTS: dict[str, tuple[str, ...]] = {
+    "ready": (),
+    "fiber/status": ("fiber", "previous"),
+    "service/change": ("names",),
+    "tools/pre-execute": ("call", "next"),
+    "tools/execute": ("call", "next"),
+    "tools/post-execute": ("call", "result", "next"),
+    "tools/result": ("call", "result"),
+    "tools/change": ("kind", "name"),
+    "reload/start": ("files",),
+    "reload/done": ("report",),
+    "reload/failed": ("report",),
+    "agent/event": ("event",),
+}
+"""The events harness emits, with the arguments their listeners are called with."""
+
+CHECKED_NAMESPACES = ("tools/", "reload/", "agent/")
+"""Prefixes whose unknown names are reported (a typo such as ``tools/preexecute``)."""
+
+
+def declare_event(name: str, *params: str) -> None:
+    """Make ``name`` a known event whose listeners are called with ``params``."""
+    EVENTS[name] = params
+
+
+def check_listener(name: str, callback: Callback, owner: str) -> str | None:
+    """Check a listener as it registers, as pluggy checks hook implementations.
+
+    Raises :class:`~harness.errors.PluginError` when ``callback`` cannot be called with a
+    known event's arguments; returns a warning for an unknown name in a checked namespace.
+    """
+    params = EVENTS.get(name)
+    if params is None:
+        if not name.startswith(CHECKED_NAMESPACES):
+            return None
+        close = difflib.get_close_matches(name, list(EVENTS), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        known = ", ".join(sorted(item for item in EVENTS if item.startswith(name.split("/")[0])))
+        return (
+            f"{owner} listens to {name!r}, which harness never emits{hint}; "
+            f"known events there: {known}"
+        )
+    if not callable(callback):
+        raise PluginError(f"{owner} listens to {name!r} with {callback!r}, which is not callable")
+    try:
+        signature = inspect.signature(callback)
+    except (TypeError, ValueError):  # builtins without a signature: trust them
+        return None
+    try:
+        signature.bind(*params)
+    except TypeError:
+        label = getattr(callback, "__qualname__", None) or repr(callback)
+        signature = signature.replace(
+            parameters=[
+                item.replace(annotation=inspect.Parameter.empty)
+                for item in signature.parameters.values()
+            ],
+            return_annotation=inspect.Signature.empty,
+        )
+        expected = f"({', '.join(params)})"
+        raise PluginError(
+            f"{owner} listens to {name!r} with {label}{signature}, but {name!r} listeners are "
+            f"called as {expected}; give it that signature"
+            + (" (await next() to run the rest of the pipeline)" if "next" in params else "")
+        ) from None
+    return None
 
 
 class Listener:

@@ -116,7 +116,7 @@ class Fiber:
         async with self._lock:
             if self.state is FiberState.DISPOSED:
                 raise PluginError(f"plugin {self.name!r} is disposed and cannot be updated")
-            await self._stop(final=False)
+            await self._stop(final=False, restarting=True)
             self.config = value
             await self._start()
         return await self.wait()
@@ -126,7 +126,7 @@ class Fiber:
         async with self._lock:
             if self.state is FiberState.DISPOSED:
                 raise PluginError(f"plugin {self.name!r} is disposed and cannot be restarted")
-            await self._stop(final=False)
+            await self._stop(final=False, restarting=True)
             await self._start()
         return await self.wait()
 
@@ -150,11 +150,16 @@ class Fiber:
                 await self._start()
 
     async def suspend(self) -> None:
-        """Unload back to pending (a required service went away)."""
+        """Unload because a required service went away; back to pending while it is missing.
+
+        The service may have come back while this fiber was still loading or unloading (its
+        return could not apply a fiber that was not pending): then it is applied again at
+        once instead of settling ``pending`` beside its services.
+        """
         async with self._lock:
             if self.is_running:
-                await self._stop(final=False)
-                self._settle()
+                await self._stop(final=False, restarting=True)
+                await self._start()
 
     # -- internals (lock held) -----------------------------------------------------------
 
@@ -205,18 +210,22 @@ class Fiber:
         await self.runtime.publish(ctx)
         self._settle()
 
-    async def _stop(self, final: bool) -> None:
+    async def _stop(self, final: bool, restarting: bool = False) -> None:
+        """Unload; ``restarting`` leaves the state to the ``_start`` that follows at once
+        (``unloading -> loading``, as in Cordis: ``pending`` means waiting for a service)."""
         ctx, self.ctx = self.ctx, None
         if final or ctx is not None:
             self._set_state(FiberState.UNLOADING)
         if ctx is not None:
             await ctx._close()
+        self.error = None
+        if restarting:
+            return
         if final:
             self._set_state(FiberState.DISPOSED)
             self.runtime.fibers.pop(self, None)
         else:
             self._set_state(FiberState.PENDING)
-        self.error = None
         self._settle()
 
     def _fail(self, exc: BaseException) -> None:

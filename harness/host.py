@@ -30,6 +30,7 @@ from .loader.imports import local_closure
 from .loader.modules import Stash
 from .loader.problems import Problem
 from .loader.resolve import Resolved, ResolveError, Resolver, is_path, source_location
+from .service import unwrap
 from .tools.service import ToolsService
 
 
@@ -100,6 +101,7 @@ class Host:
             if self.watch:  # by name: the reload service stands above the host
                 reload = self._resolver.resolve(RELOAD_SERVICE, self._root.base_dir)
                 await self._root.plugin(reload.plugin)
+            self._root.mark_ready()  # the initial load has settled: emit ``ready``
         except BaseException as exc:
             await self._root.__aexit__(type(exc), exc, exc.__traceback__)
             raise
@@ -120,9 +122,8 @@ class Host:
 
     @property
     def tools(self) -> ToolsService:
-        """The tools service."""
-        service: ToolsService = self._root.tools
-        return service
+        """The tools service itself (raises AttributeError while none is loaded)."""
+        return unwrap(self._root.service(ToolsService))
 
     # -- reading -------------------------------------------------------------------------
 

@@ -15,12 +15,17 @@ cancellation cancels the running call.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import io
 import ipaddress
 import json
 import logging
+import socket
 import weakref
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
@@ -36,6 +41,7 @@ from . import __version__
 from .context import Context
 from .errors import HarnessError
 from .gateway.results import mcp_block
+from .service import unwrap
 from .tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from .tools.calls import ToolCall, ToolResult
 from .tools.formats import mcp as mcp_schema
@@ -143,10 +149,13 @@ class McpSurface:
         self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self.notifications = 0
         self._dirty = False
+        self._catalog: _Catalog | None = None
+        """The tools/list answer and each tool's input schema, until the registry changes."""
         self.seal = CallSeal()
         self.server = _Server(
             name,
             version=__version__,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
@@ -158,6 +167,14 @@ class McpSurface:
         service: ToolsService = self.root.tools
         return service
 
+    def catalog(self) -> _Catalog:
+        """The registry in the MCP format, built once per registry change."""
+        tools = unwrap(self.root.tools)
+        catalog = self._catalog
+        if catalog is None or catalog.service is not tools:
+            catalog = self._catalog = _Catalog.of(tools)
+        return catalog
+
     def attach(self) -> None:
         """Listen for registry changes (approvals go to the client of each call)."""
         self.root.on("tools/change", self._changed)
@@ -166,23 +183,11 @@ class McpSurface:
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._remember(ctx)
-        tools = []
-        for name in self.tools.list():
-            definition = self.tools.get(name)
-            if definition is None:
-                continue
-            schema = mcp_schema(definition)
-            hints = schema.get("annotations") or {}
-            tools.append(
-                types.Tool(
-                    name=schema["name"],
-                    description=schema["description"],
-                    input_schema=schema["inputSchema"],
-                    output_schema=schema.get("outputSchema"),
-                    annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
-                )
-            )
-        return types.ListToolsResult(tools=tools)
+        return self.catalog().listing
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        # The SDK checks a call's Mcp-Param headers against this before dispatching it.
+        return self.catalog().inputs.get(name)
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -198,7 +203,7 @@ class McpSurface:
             if asks or self.root.get("approval") is None
             else None
         )
-        result = await self.tools.execute(call, approval=approval)
+        result = await unwrap(self.root.tools).execute(call, approval=approval)  # one look-up
         if result.code == "approval_pending" and result.pending is not None:
             return types.InputRequiredResult(
                 input_requests={APPROVAL_KEY: result.pending.data},
@@ -215,6 +220,7 @@ class McpSurface:
             self.connections.add(connection_of(ctx.session))
 
     def _changed(self, kind: str, name: str) -> None:
+        self._catalog = None
         if not self._dirty and not self.root.is_disposed:
             self._dirty = True
             self.root.start_soon(self._notify)
@@ -233,16 +239,24 @@ class McpSurface:
 
     # -- transports ------------------------------------------------------------------------
 
-    async def serve_stdio(self) -> None:
-        """Serve over this process's stdin and stdout until the client disconnects."""
+    async def serve_stdio(self, wire: BinaryIO | None = None) -> None:
+        """Serve over stdin and stdout (or the binary file ``wire``, see
+        :func:`harness.serving.protocol_stdout`) until the client disconnects."""
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (read, write):
+        stdout = None
+        if wire is not None:
+            text = io.TextIOWrapper(wire, encoding="utf-8", newline="\n", write_through=True)
+            stdout = anyio.wrap_file(text)
+        async with stdio_server(stdout=stdout) as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
-    def http_app(self, host: str, token: str | None = None) -> Any:
-        """The streamable HTTP app (path ``/mcp``), Origin-checked, token-gated when set."""
-        hosts = _allowed_hosts(host)
+    def http_app(self, host: str, token: str | None = None, allow_hosts: Sequence[str] = ()) -> Any:
+        """The streamable HTTP app (path ``/mcp``), Origin-checked, token-gated when set.
+
+        Requests must name an allowed host (:func:`allowed_hosts`), else 421.
+        """
+        hosts = allowed_hosts(host, allow_hosts)
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=hosts,
@@ -261,6 +275,7 @@ class McpSurface:
         token: str | None = None,
         on_ready: Any = None,
         wrap: Any = None,
+        allow_hosts: Sequence[str] = (),
     ) -> None:
         """Serve streamable HTTP until cancelled; refuses a public bind without a token.
 
@@ -270,7 +285,7 @@ class McpSurface:
         check_bind(host, token)
         import uvicorn
 
-        app = self.http_app(host, token)
+        app = self.http_app(host, token, allow_hosts)
         config = uvicorn.Config(
             wrap(app) if wrap is not None else app,
             host=host,
@@ -307,6 +322,37 @@ class McpSurface:
                 await anyio.sleep_forever()
             finally:
                 server.should_exit = True
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    """One registry state in the MCP format: the tools/list answer and the input schemas."""
+
+    service: ToolsService
+    listing: types.ListToolsResult
+    inputs: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, service: ToolsService) -> _Catalog:
+        tools = []
+        inputs: dict[str, dict[str, Any]] = {}
+        for name in service.list():
+            definition = service.get(name)
+            if definition is None:
+                continue
+            schema = mcp_schema(definition)
+            hints = schema.get("annotations") or {}
+            inputs[name] = schema["inputSchema"]
+            tools.append(
+                types.Tool(
+                    name=schema["name"],
+                    description=schema["description"],
+                    input_schema=schema["inputSchema"],
+                    output_schema=schema.get("outputSchema"),
+                    annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
+                )
+            )
+        return cls(service, types.ListToolsResult(tools=tools), inputs)
 
 
 def connection_of(session: ServerSession) -> Connection:
@@ -383,11 +429,51 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def _allowed_hosts(host: str) -> list[str]:
+def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:
+    """The ``Host`` header values accepted (``name:*``), derived from the bind address.
+
+    Loopback names always; a specific address itself; for a wildcard bind (``0.0.0.0``,
+    ``::``) this machine's host name, its fully qualified name and its addresses; plus every
+    ``extra`` name (``--allow-host``: a DNS name or a proxy's, say).
+    """
     names = {"127.0.0.1", "localhost", "[::1]"}
-    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
-        names.add(_url_host(host))
-    return sorted(f"{name}:*" for name in names)
+    if host in ("0.0.0.0", "::", ""):
+        names.update(machine_names(ipv6=host == "::"))
+    elif not is_loopback(host):
+        names.add(host)
+    names.update(name.strip() for name in extra if name.strip())
+    return sorted({_host_pattern(name) for name in names})
+
+
+_allowed_hosts = allowed_hosts  # the web console's gate uses the same list
+
+
+def _host_pattern(name: str) -> str:
+    """``name:*``, or ``name:port`` as given; IPv6 literals in brackets."""
+    if name.startswith("["):
+        return name if "]:" in name else f"{name}:*"
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        base, _, port = name.rpartition(":")
+        return name if base and port.isdigit() else f"{name}:*"
+    return f"[{address}]:*" if address.version == 6 else f"{address}:*"
+
+
+def machine_names(ipv6: bool = False) -> set[str]:
+    """This machine's host names and addresses (what clients on the network may use)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    families = (socket.AF_INET, socket.AF_INET6) if ipv6 else (socket.AF_INET,)
+    for family in families:
+        with contextlib.suppress(OSError):
+            for *_, address in socket.getaddrinfo(socket.gethostname(), None, family):
+                names.add(str(address[0]))
+        # the address of the default route: a UDP "connection" sends nothing
+        probe = "192.0.2.1" if family == socket.AF_INET else "2001:db8::1"
+        with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as udp:
+            udp.connect((probe, 9))
+            names.add(str(udp.getsockname()[0]))
+    return {name for name in names if name and not name.startswith("fe80")}
 
 
 def _url_host(host: str) -> str:

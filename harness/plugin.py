@@ -8,7 +8,9 @@ returns a :class:`PluginSpec` the runtime uses without further introspection.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -78,6 +80,8 @@ def spec_of(
     provides = getattr(plugin, "provides", ())
     if isinstance(provides, str):
         provides = (provides,)
+    if not provides:
+        provides = learned_provides(plugin)
     return PluginSpec(
         plugin=plugin,
         name=label,
@@ -87,6 +91,52 @@ def spec_of(
         config_model=getattr(plugin, "Config", None),
         is_class=is_class,
     )
+
+
+def learned_provides(plugin: Any) -> tuple[str, ...]:
+    """Service names a plugin's code provides with literal names, read from its source.
+
+    Finds ``super().__init__(ctx, "name")`` in the ``__init__`` of a class and its bases
+    (how a :class:`~harness.service.Service` names itself) and ``ctx.provide("name", ...)``
+    in ``apply`` or ``__init__``, so dependency cycles are reported without a ``provides``
+    declaration. Names computed at run time are not seen: declare them in ``provides``.
+    """
+    functions: list[Any] = []
+    if inspect.isclass(plugin):
+        functions = [
+            klass.__dict__["__init__"]
+            for klass in plugin.__mro__
+            if klass is not object and "__init__" in klass.__dict__
+        ]
+    elif inspect.isfunction(plugin) or inspect.ismethod(plugin):
+        functions = [plugin]
+    elif callable(getattr(plugin, "apply", None)):
+        functions = [plugin.apply]
+    names: list[str] = []
+    for function in functions:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+        except (OSError, TypeError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            literals = [
+                arg.value
+                for arg in node.args
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+            ]
+            target = node.func.value
+            is_super_init = (
+                node.func.attr == "__init__"
+                and isinstance(target, ast.Call)
+                and isinstance(target.func, ast.Name)
+                and target.func.id == "super"
+            )
+            wanted = is_super_init or node.func.attr == "provide"
+            if wanted and literals and literals[0] not in names:
+                names.append(literals[0])
+    return tuple(names)
 
 
 def parse_inject(value: Any, plugin_name: str) -> dict[str, bool]:

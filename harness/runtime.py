@@ -41,6 +41,8 @@ class Runtime:
         self.fibers: dict[Fiber, None] = {}
         self.group: TaskGroup | None = None
         self.base_dir = Path.cwd()
+        self.ready = False
+        """True once the root marked the initial load settled (``ready`` was emitted)."""
 
     # -- tasks -------------------------------------------------------------------------
 
@@ -118,8 +120,9 @@ class Runtime:
     def find_cycle(self, start: Fiber) -> DependencyCycle | None:
         """Return an error naming the cycle ``start`` waits in, if any.
 
-        Only plugins that declare ``provides`` can be seen to close a cycle: a service's
-        provider is otherwise unknown until its apply has run.
+        A waiting plugin's services are known from ``provides``, or learned from its code
+        (:func:`~harness.plugin.learned_provides`); a name computed at run time is unknown
+        until its apply has run.
         """
         providers: dict[str, list[Fiber]] = {}
         for fiber in self.fibers:

@@ -8,14 +8,16 @@ a :class:`ServiceView` bound to their own context, so methods marked :func:`call
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 if TYPE_CHECKING:
     from .context import Context
 
 F = TypeVar("F", bound=Callable[..., Any])
+S = TypeVar("S")
 
 
 def caller_aware(method: F) -> F:
@@ -50,12 +52,22 @@ class Service:
         """Hook: run when the provider unloads."""
 
 
-class ServiceView:
-    """A service as seen from one context: attribute access passes through to the service."""
+class ServiceView(Generic[S]):
+    """A service as seen from one context: it behaves as the service it wraps.
+
+    Attribute access passes through (methods marked :func:`caller_aware` receive the viewing
+    context), and so do the protocols people use on a value: ``str``/``format``/``repr``,
+    equality and hashing by the underlying value, ordering, item access, calls, ``len``,
+    iteration, ``in``, ``bool``, ``int``/``float``/``index``. ``isinstance`` sees the view
+    (its class is not faked); :func:`unwrap` gives the object itself.
+    """
 
     __slots__ = ("_caller", "_service")
 
-    def __init__(self, service: Any, caller: Context) -> None:
+    _service: Any
+    _caller: Context
+
+    def __init__(self, service: S, caller: Context) -> None:
         object.__setattr__(self, "_service", service)
         object.__setattr__(self, "_caller", caller)
 
@@ -68,24 +80,79 @@ class ServiceView:
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._service, name, value)
 
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # isinstance(ctx.tools, ToolsService) holds
-        return type(self._service)
+    def __delattr__(self, name: str) -> None:
+        delattr(self._service, name)
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, ServiceView):
-            other = other._service
-        return bool(self._service is other)
-
-    def __hash__(self) -> int:
-        return hash(self._service)
+    def __dir__(self) -> list[str]:
+        return dir(self._service)
 
     def __repr__(self) -> str:
         return repr(self._service)
 
+    def __str__(self) -> str:
+        return str(self._service)
 
-def unwrap(service: Any) -> Any:
+    def __format__(self, spec: str) -> str:
+        return format(self._service, spec)
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self._service == unwrap(other))
+
+    def __ne__(self, other: object) -> bool:
+        return bool(self._service != unwrap(other))
+
+    def __lt__(self, other: Any) -> Any:
+        return self._service < unwrap(other)
+
+    def __le__(self, other: Any) -> Any:
+        return self._service <= unwrap(other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self._service > unwrap(other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._service >= unwrap(other)
+
+    def __hash__(self) -> int:
+        return hash(self._service)
+
+    def __bool__(self) -> bool:
+        return bool(self._service)
+
+    def __len__(self) -> int:
+        return len(self._service)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._service)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._service
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._service[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._service[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self._service[key]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._service(*args, **kwargs)
+
+    def __int__(self) -> int:
+        return int(self._service)
+
+    def __float__(self) -> float:
+        return float(self._service)
+
+    def __index__(self) -> int:
+        return operator.index(self._service)
+
+
+def unwrap(service: ServiceView[S] | S) -> S:
     """The service behind a :class:`ServiceView` (or the object itself)."""
     if type(service) is ServiceView:
-        return object.__getattribute__(service, "_service")
-    return service
+        found: S = object.__getattribute__(service, "_service")
+        return found
+    return service  # type: ignore[return-value]

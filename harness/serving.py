@@ -8,11 +8,14 @@ one-line log format (tracebacks only under ``--debug``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import click
@@ -35,17 +38,31 @@ class Serving:
     token: str | None = None
     web: bool = False
     """Serve the web console at ``/`` beside ``/mcp`` (HTTP only)."""
+    allow_hosts: tuple[str, ...] = ()
+    """Host names accepted beside the bind address's own (``--allow-host``)."""
 
 
 async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> None:
     """Enter ``host`` and serve it until a signal (or, on stdio, until the client leaves)."""
-    from .mcp import McpSurface, check_bind  # the MCP SDK loads only for serving
+    from .mcp import check_bind  # the MCP SDK loads only for serving
 
     if serving.transport == "http":
         check_bind(serving.bind, serving.token)  # before loading anything
     if not debug:
         logging.getLogger("harness.reload").setLevel(logging.INFO)  # say what each reload did
+        logging.getLogger("harness.plugin").setLevel(logging.INFO)  # and what plugins log
     err = Console(stderr=True)
+    with contextlib.ExitStack() as stack:
+        # with MCP on stdio, stdout belongs to the protocol: everything else goes to stderr
+        wire = stack.enter_context(protocol_stdout()) if serving.transport == "stdio" else None
+        await _serve(host, serving, table, err, wire)
+
+
+async def _serve(
+    host: Host, serving: Serving, table: bool, err: Console, wire: BinaryIO | None
+) -> None:
+    from .mcp import McpSurface
+
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with host:
             if table:
@@ -72,6 +89,14 @@ async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> No
                         group.cancel_scope.cancel()
                         return
 
+                def running() -> None:
+                    if table:
+                        count = len(host.tools.list())
+                        err.print(
+                            f"harness is running {count} tool(s); press Ctrl-C to stop",
+                            highlight=False,
+                        )
+
                 def ready(url: str) -> None:
                     err.print(f"serving MCP at {url}", highlight=False)
                     if console is not None:
@@ -79,6 +104,7 @@ async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> No
                         if serving.token:
                             page += f"?token={serving.token}"
                         err.print(f"web console at {page}", highlight=False)
+                    running()  # only once the port is bound: a busy port prints just the error
 
                 group.start_soon(stop_on_signal)
                 if serving.transport == "http":
@@ -91,24 +117,47 @@ async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> No
 
                     group.start_soon(
                         lambda: surface.serve_http(
-                            serving.bind, serving.port, serving.token, ready, wrap
+                            serving.bind,
+                            serving.port,
+                            serving.token,
+                            ready,
+                            wrap,
+                            serving.allow_hosts,
                         )
                     )
                 elif serving.transport == "stdio":
 
                     async def stdio() -> None:
-                        await surface.serve_stdio()
+                        await surface.serve_stdio(wire)
                         group.cancel_scope.cancel()  # the client went away
 
                     group.start_soon(stdio)
-                if table:
-                    count = len(host.tools.list())
-                    err.print(
-                        f"harness is running {count} tool(s); press Ctrl-C to stop",
-                        highlight=False,
-                    )
+                if serving.transport != "http":
+                    running()
         if table:
             err.print("harness stopped", highlight=False)
+
+
+@contextlib.contextmanager
+def protocol_stdout() -> Iterator[BinaryIO]:
+    """Keep the real stdout for the MCP protocol alone while serving stdio.
+
+    Yields a binary file on the original stdout; meanwhile file descriptor 1 and
+    ``sys.stdout`` point at stderr, so a plugin's ``print()``, a C extension or a child
+    process writing to stdout cannot corrupt the protocol stream (their output shows up
+    on stderr instead). Everything is put back on exit.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    previous, sys.stdout = sys.stdout, sys.stderr
+    try:
+        with open(saved, "wb", buffering=0, closefd=False) as wire:
+            yield wire
+    finally:
+        sys.stdout = previous
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 class CliApproval:

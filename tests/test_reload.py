@@ -13,6 +13,7 @@ import pytest
 
 from harness import Host
 from harness.reload import ReloadReport
+from harness.service import unwrap
 
 pytestmark = pytest.mark.anyio
 
@@ -351,4 +352,4 @@ async def test_the_reload_service_injects_the_host(tmp_path: Path) -> None:
         assert await call(host, "a") == "a2"
         await fiber.dispose()
     async with Host(tmp_path / "cordis.yml", watch=True) as host:
-        assert isinstance(host.ctx.get("reload"), Reloader)
+        assert isinstance(unwrap(host.ctx.get("reload")), Reloader)

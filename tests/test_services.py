@@ -8,6 +8,7 @@ import pytest
 
 from harness import Context, FiberState, PluginError, Service, ServiceNotInjected
 from harness.errors import DependencyCycle, ServiceConflict
+from harness.service import ServiceView, unwrap
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +38,8 @@ async def test_service_visible_once_provider_is_active() -> None:
         with pytest.raises(AttributeError, match="service 'store' is not available"):
             _ = root.store
         await root.plugin(Store)
-        assert isinstance(root.store, Store)
+        assert isinstance(unwrap(root.store), Store)
+        assert isinstance(root.get(Store), ServiceView)  # a view, not a disguised Store
         assert root.get("store") == root.store
 
 
@@ -158,7 +160,7 @@ async def test_optional_inject_never_holds_plugin_pending() -> None:
         await root.plugin(Store)
         await fiber.restart()
     assert seen[0] is None
-    assert isinstance(seen[1], Store)
+    assert isinstance(unwrap(seen[1]), Store)
 
 
 async def test_service_registered_through_plugin_context_is_an_effect() -> None:

@@ -25,7 +25,7 @@ import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 import anyio.abc
@@ -85,6 +85,7 @@ class ToolsService(Service):
 
     name = "tools"
     provides = ("tools",)
+    inject: ClassVar[dict[str, Any]] = {"approval": {"required": False}}  # read per ask
     Config = ToolsConfig
 
     def __init__(self, ctx: Context, config: ToolsConfig | None = None) -> None:
@@ -92,8 +93,7 @@ class ToolsService(Service):
         self.config = config or ToolsConfig()
         self._tools: dict[str, _Entry] = {}
         self._gates = Gates()
-        self._runtime = ctx._runtime
-        self._bus = ctx._runtime.bus
+        self._bus = ctx.bus
         self._layers = self._bus.layers  # a live view: read on every call, without the lookup
         self._seq = itertools.count()
         self._positions: Mapping[str, int] = {}
@@ -384,7 +384,7 @@ class ToolsService(Service):
         return ToolResult.failure(call, "denied", f"Tool denied: {decision.reason} ({why})")
 
     def _approval(self) -> Any:
-        return self._runtime.available("approval")
+        return self.ctx.get("approval")
 
     async def _run(self, call: ToolCall) -> ToolResult:
         entry = self._tools.get(call.name)

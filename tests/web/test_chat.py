@@ -138,5 +138,19 @@ def test_tools_page_approvals_go_through_the_agents_broker(
         result.get_by_text("error code: denied").wait_for()
         assert "wrong folder" in result.inner_text()
         assert not (chat_served.config.parent / "workspace" / "refused.txt").exists()
+
+        # Always allow: the broker writes the rule into the policy entry, comments kept
+        before = chat_served.config.read_text()
+        write.get_by_role("button", name="Run").click()
+        result.get_by_role("button", name="Always allow").click()
+        result.get_by_text("done", exact=True).wait_for()
+        after = chat_served.config.read_text()
+        assert "write_text_file: allow" in after
+        assert [line for line in before.splitlines() if "#" in line and "ask" not in line] == [
+            line for line in after.splitlines() if "#" in line and "ask" not in line
+        ]
+        write.get_by_role("button", name="Run").click()  # now it runs without asking
+        result.get_by_text("done", exact=True).wait_for()
+        assert result.get_by_role("button", name="Deny").count() == 0
     finally:
         context.close()

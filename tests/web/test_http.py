@@ -64,6 +64,22 @@ def test_the_page_and_its_files_are_served_with_a_strict_policy(served: Served) 
         assert not re.search(r"(src|href|from|import)\s*=?\s*[\"'(]?\s*(https?:)?//", text), file
 
 
+def test_the_page_never_parses_data_as_html() -> None:
+    static = Path(__file__).resolve().parents[2] / "harness" / "web" / "static"
+    for file in static.glob("*.js"):
+        source = file.read_text()
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+            assert sink not in source, f"{file.name} uses {sink}"
+    assert 'if (key === "text") node.textContent = value;' in (static / "render.js").read_text()
+
+
+def test_a_rendered_tag_comes_back_as_plain_text(served: Served) -> None:
+    hostile = '<img src=x onerror="alert(1)">'
+    done = httpx2.post(served.base + "api/tools/echo/call", json={"args": {"text": hostile}})
+    assert done.headers["content-type"] == "application/json"
+    assert done.json()["content"] == [{"type": "text", "text": f"Echo: {hostile}"}]
+
+
 def test_plugins_problems_and_tools(served: Served) -> None:
     plugins = httpx2.get(served.base + "api/plugins").json()
     echo = next(entry for entry in plugins if entry["id"] == "echo")

@@ -1,0 +1,157 @@
+"""Services as plugins see them: views that behave as the value, typed access, refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import Context, ContextDisposed, ServiceNotInjected, ToolsService
+from harness.service import ServiceView, unwrap
+
+pytestmark = pytest.mark.anyio
+
+BIG = 10**30
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.calls: list[Any] = []
+
+    def __call__(self, value: Any) -> str:
+        self.calls.append(value)
+        return f"called {value}"
+
+
+async def test_a_view_behaves_as_the_value_for_the_usual_protocols() -> None:
+    async with Context() as root:
+        root.provide("num", BIG)
+        root.provide("text", "hello")
+        root.provide("table", {"bar": 1})
+        root.provide("items", [3, 1, 2])
+        root.provide("empty", [])
+        root.provide("fn", Counter())
+        root.provide("ratio", 2.5)
+        assert f"{root.num}" == str(BIG)
+        assert f"{root.ratio:.2f}" == "2.50"
+        assert str(root.text) == "hello"
+        assert repr(root.text) == "'hello'"
+        assert root.num == BIG
+        assert root.num != BIG + 1
+        assert root.num < BIG + 1
+        assert root.num >= BIG
+        assert hash(root.num) == hash(BIG)
+        assert {root.text: 1}["hello"] == 1
+        assert root.table["bar"] == 1
+        root.table["baz"] = 2
+        del root.table["bar"]
+        assert unwrap(root.table) == {"baz": 2}
+        assert "baz" in root.table
+        assert len(root.items) == 3
+        assert sorted(root.items) == [1, 2, 3]
+        assert list(iter(root.items)) == [3, 1, 2]
+        assert bool(root.empty) is False
+        assert bool(root.items) is True
+        assert root.fn(7) == "called 7"
+        assert unwrap(root.fn).calls == [7]
+        assert int(root.ratio) == 2
+        assert float(root.num) == float(BIG)
+        assert [10, 20, 30][root.get("one") or 0] == 10
+        root.provide("one", 1)
+        assert [10, 20, 30][root.one] == 20  # __index__
+
+
+async def test_a_view_is_not_disguised_as_its_service() -> None:
+    async with Context() as root:
+        await root.plugin(ToolsService)
+        view = root.tools
+        assert type(view) is ServiceView
+        assert not isinstance(view, ToolsService)
+        assert isinstance(unwrap(view), ToolsService)
+        assert view == unwrap(view)
+
+
+async def test_typed_access_by_class() -> None:
+    async with Context() as root:
+        assert root.get(ToolsService) is None
+        with pytest.raises(AttributeError, match="service 'tools' is not available"):
+            root.service(ToolsService)
+        await root.plugin(ToolsService)
+        tools = root.get(ToolsService)
+        assert tools is not None
+        assert unwrap(tools) is unwrap(root.tools)
+        assert root.service(ToolsService).list() == []
+
+        def hello() -> str:
+            """Say hi."""
+            return "hi"
+
+        def plugin(ctx: Context) -> None:
+            typed: ToolsService = ctx.service(ToolsService)
+            typed.register(hello)  # an effect of this plugin, through the view
+
+        plugin.inject = ["tools"]  # type: ignore[attr-defined]
+        fiber = await root.plugin(plugin)
+        assert root.tools.owner("hello") == "plugin 'plugin'"
+        await fiber.dispose()
+        assert root.tools.list() == []
+
+
+async def test_a_service_read_without_inject_is_an_attribute_error() -> None:
+    seen: dict[str, Any] = {}
+
+    def nosy(ctx: Context) -> None:
+        seen["hasattr"] = hasattr(ctx, "tools")
+        seen["getattr"] = getattr(ctx, "tools", "fallback")
+        try:
+            ctx.tools  # noqa: B018
+        except ServiceNotInjected as exc:
+            seen["error"] = str(exc)
+            seen["is attribute error"] = isinstance(exc, AttributeError)
+
+    async with Context() as root:
+        await root.plugin(ToolsService)
+        await root.plugin(nosy)
+    assert seen == {
+        "hasattr": False,
+        "getattr": "fallback",
+        "error": (
+            "plugin 'nosy' reads service 'tools' without injecting it; "
+            "did you forget inject = ['tools']?"
+        ),
+        "is attribute error": True,
+    }
+
+
+async def test_a_disposed_context_hands_out_no_services() -> None:
+    kept: list[Context] = []
+
+    def plugin(ctx: Context) -> None:
+        kept.append(ctx)
+
+    plugin.inject = ["tools"]  # type: ignore[attr-defined]
+    async with Context() as root:
+        await root.plugin(ToolsService)
+        fiber = await root.plugin(plugin)
+        [stale] = kept
+        assert stale.tools.list() == []
+        await fiber.restart()
+        assert len(kept) == 2
+        for read in (lambda: stale.tools, lambda: stale.get("tools")):
+            with pytest.raises(ContextDisposed, match="plugin 'plugin' is disposed"):
+                read()
+        assert kept[1].tools.list() == []  # the current activation's context still works
+
+
+async def test_cleanups_may_still_read_services() -> None:
+    seen: list[Any] = []
+
+    def plugin(ctx: Context) -> Any:
+        return lambda: seen.append(ctx.tools.list())
+
+    plugin.inject = ["tools"]  # type: ignore[attr-defined]
+    async with Context() as root:
+        await root.plugin(ToolsService)
+        fiber = await root.plugin(plugin)
+        await fiber.dispose()
+    assert seen == [[]]
