@@ -74,7 +74,7 @@ def _start_http() -> tuple[subprocess.Popen[str], str]:
     return process, f"http://127.0.0.1:{port}/mcp"
 
 
-async def _measure(label: str, target: Any, config: dict[str, Any]) -> None:
+async def _measure(label: str, target: Any, config: dict[str, Any], fast_target: Any) -> None:
     from fastmcp import Client as FastClient
     from fastmcp.server import create_proxy
 
@@ -85,7 +85,7 @@ async def _measure(label: str, target: Any, config: dict[str, Any]) -> None:
         surface = McpSurface(root)
         surface.attach()
         call = {"id": "b", "name": "up_echo", "args": args}
-        proxy = create_proxy(target)
+        proxy = create_proxy(fast_target)
         async with (
             Client(target, mode="legacy") as direct,
             Client(surface.server, mode="legacy") as ours,
@@ -124,10 +124,13 @@ async def _measure(label: str, target: Any, config: dict[str, Any]) -> None:
 async def main() -> None:
     stdio = StdioServerParameters(command=UPSTREAM[0], args=[*UPSTREAM[1:], "stdio"], cwd=ROOT)
     stdio_config = {"command": UPSTREAM[0], "args": [*UPSTREAM[1:], "stdio"], "cwd": str(ROOT)}
-    await _measure("stdio", stdio, stdio_config)
+    from fastmcp.client.transports import StdioTransport
+
+    fast_stdio = StdioTransport(command=UPSTREAM[0], args=[*UPSTREAM[1:], "stdio"], cwd=str(ROOT))
+    await _measure("stdio", stdio, stdio_config, fast_stdio)
     process, url = _start_http()
     try:
-        await _measure("streamable HTTP", url, {"url": url})
+        await _measure("streamable HTTP", url, {"url": url}, url)
     finally:
         process.terminate()
         process.wait(timeout=20)
