@@ -112,7 +112,7 @@ async def _measure(label: str, target: Any, config: dict[str, Any], fast_target:
                 }
             )
     base = results["direct (SDK client to the upstream)"]
-    print(f"{label}: ms per call, and added over direct")
+    print(f"{label}: ms per call, and added over direct", flush=True)
     for name, value in results.items():
         added = value - base
         print(f"  {name:<44} {value:7.3f} ms   +{added:6.3f} ms")

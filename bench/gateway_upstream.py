@@ -9,7 +9,8 @@ import sys
 
 from mcp.server.mcpserver import MCPServer
 
-server = MCPServer("bench-upstream", log_level="WARNING")
+# INFO over HTTP: the benchmark waits for uvicorn's "running" line.
+server = MCPServer("bench-upstream", log_level="INFO" if sys.argv[1:2] == ["http"] else "WARNING")
 
 
 @server.tool(description="Echo the text back.")
