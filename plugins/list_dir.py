@@ -27,6 +27,8 @@ def apply(ctx: Context, config: WorkspaceConfig) -> Any:
         if not value["ok"]:
             return {"type": "text", "text": f"list_dir failed: {value['error']}"}
         lines = [f"{e['name']}{'/' if e['type'] == 'dir' else ''}" for e in value["entries"]]
+        if not lines:
+            return {"type": "text", "text": "empty folder"}
         return {"type": "text", "text": "\n".join(lines + (["..."] if value["truncated"] else []))}
 
     return ctx.tools.register(

@@ -163,8 +163,13 @@ def test_enable_disable_write_back_preserves_comments_and_layout(project: Path) 
     )
     assert entries(run_harness("plugins", "--json", cwd=project))["a"]["state"] == "disabled"
     assert run_harness("enable", "a", cwd=project).returncode == 0
-    assert "    enabled: true\n" in config.read_text()
+    assert run_harness("enable", "b", cwd=project).returncode == 0
+    assert config.read_text() == text  # a round trip gives back the original text
     assert run_harness("enable", "a", cwd=project).stdout.strip() == "a was already enabled"
+    written = text.replace("{label: x}", "{label: x}\n    enabled: false")
+    config.write_text(written)  # a switch the user wrote is flipped, not removed
+    assert run_harness("enable", "a", cwd=project).returncode == 0
+    assert config.read_text() == written.replace("enabled: false", "enabled: true")
     missing = run_harness("disable", "nope", cwd=project)
     assert missing.returncode == 2
     assert missing.stderr.strip() == "UnknownEntry: cordis.yml: no entry has id 'nope'"

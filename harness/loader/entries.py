@@ -8,6 +8,7 @@ included.
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,13 +182,19 @@ def _parse_entry(
                     file,
                     item.line_of(key),
                     entry_id,
-                    f"unknown key {key!r}; an entry takes {', '.join(ENTRY_KEYS)}",
+                    f"unknown key {key!r}{_did_you_mean(key)}; an entry takes "
+                    f"{', '.join(ENTRY_KEYS)}",
                 )
             )
     _assign(entry, item, file)
     if "insert" in item:
         entry.children = _parse_list(item["insert"], file, problems, seen, item.line_of("insert"))
     return entry
+
+
+def _did_you_mean(key: Any) -> str:
+    close = difflib.get_close_matches(str(key), ENTRY_KEYS, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _assign(entry: Entry, item: dict[str, Any], file: Path) -> None:

@@ -2,8 +2,9 @@
 
 The edit is made on the text itself, at the positions the YAML parser reports: only the
 switch's value changes (or one ``enabled: false`` is added after ``name``, inside a flow
-mapping when the entry is written as one), so comments, order, quoting and indentation stay
-exactly as they were. The file is replaced atomically: written to a temporary file in the
+mapping when the entry is written as one, and taken out again by ``enable``, so a round trip
+gives back the original text), so comments, order, quoting and indentation stay exactly as
+they were. The file is replaced atomically: written to a temporary file in the
 same folder, then renamed over the original, keeping its permissions.
 """
 
@@ -50,7 +51,12 @@ def set_enabled(file: Path, entry_id: str, enabled: bool) -> bool:
         node = keys["enabled"][1]
         if _reads_on(node) == enabled:
             return False
-        text = _replace(text, node, "true" if enabled else "false")
+        restored = _remove_switch(text, entry, keys) if enabled else None
+        text = (
+            restored
+            if restored is not None
+            else _replace(text, node, "true" if enabled else "false")
+        )
     elif enabled:
         return False
     else:
@@ -117,6 +123,26 @@ def _reads_on(node: yaml.Node, negate: bool = False) -> bool:
 
 def _replace(text: str, node: yaml.Node, value: str) -> str:
     return text[: node.start_mark.index] + value + text[node.end_mark.index :]
+
+
+def _remove_switch(
+    text: str, entry: yaml.MappingNode, keys: dict[str, tuple[yaml.Node, yaml.Node]]
+) -> str | None:
+    """The text without the ``enabled: false`` that :func:`_insert_switch` would have added,
+    when it is exactly there (so a disable/enable round trip gives back the original text);
+    None otherwise."""
+    after_key, after_value = keys.get("name") or keys["id"]
+    at = after_value.end_mark.index
+    if entry.flow_style:
+        added = ", enabled: false"
+        return text[:at] + text[at + len(added) :] if text[at:].startswith(added) else None
+    line_end = text.find("\n", at)
+    if line_end == -1:
+        return None
+    added = " " * after_key.start_mark.column + "enabled: false\n"
+    if text[line_end + 1 :].startswith(added):
+        return text[: line_end + 1] + text[line_end + 1 + len(added) :]
+    return None
 
 
 def _insert_switch(

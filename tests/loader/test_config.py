@@ -120,8 +120,8 @@ def test_unknown_keys_duplicate_ids_and_missing_names(tmp_path: Path) -> None:
     loaded = read_config(path)
     by_id = {plan.id: plan for plan in loaded.plans}
     assert [str(p) for p in by_id["a"].errors] == [
-        f"{path}:4: entry 'a': unknown key 'confg'; an entry takes id, name, enabled, "
-        "disabled, config, inject, insert"
+        f"{path}:4: entry 'a': unknown key 'confg' (did you mean 'config'?); an entry takes "
+        "id, name, enabled, disabled, config, inject, insert"
     ]
     assert [str(p) for p in by_id["nameless"].errors] == [
         f"{path}:7: entry 'nameless': an entry needs a 'name' (a path, harness:<builtin>, "

@@ -118,3 +118,15 @@ def test_file_and_git_tools_through_harness_call(workspace: Path, tmp_path: Path
         assert value["ok"] is True, (tool, value)
         assert {key: value[key] for key in expected} == expected, tool
     assert "-one\n+two" in values["git_diff"]["diff"]
+
+
+@pytest.mark.anyio
+async def test_an_empty_folder_says_so(host: Host, workspace: Path) -> None:
+    (workspace / "empty").mkdir()
+    listed = await run(host, "list_dir", {"path": "empty"})
+    assert listed.result == {"ok": True, "entries": [], "truncated": False, "error": ""}
+    assert listed.content == [{"type": "text", "text": "empty folder"}]
+    (workspace / "empty" / "a.txt").write_text("x")
+    assert (await run(host, "list_dir", {"path": "empty"})).content == [
+        {"type": "text", "text": "a.txt"}
+    ]
