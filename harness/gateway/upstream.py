@@ -109,7 +109,7 @@ class Connection:
         except Exception as exc:
             if self.config.command is not None:
                 # The server's last words may still be in its stderr pipe: read them first.
-                await anyio.to_thread.run_sync(self._stderr_done.wait, 1.0)
+                await anyio.to_thread.run_sync(self._stderr_done.wait, 5.0)
             self.failure = self._with_stderr(self._explain(exc))
             self.logger.debug("%s: connection ended", self.label, exc_info=exc)
         finally:
