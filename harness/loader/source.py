@@ -34,11 +34,23 @@ class LocatedList(list[Any]):
     lines: list[int]
 
 
-class _Loader(yaml.SafeLoader):
+try:  # libyaml's parser, several times faster; nodes carry the same line marks
+    from yaml import CSafeLoader as _Parser
+except ImportError:  # PyYAML built without libyaml
+    _Parser = yaml.SafeLoader  # type: ignore[assignment, misc]
+
+
+class _Loader(_Parser):
     file: str = "<string>"
 
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LocatedDict:
+class _PureLoader(yaml.SafeLoader):
+    """The pure-Python loader, the same constructors: where libyaml is missing, and in tests."""
+
+    file: str = "<string>"
+
+
+def _construct_mapping(loader: Any, node: yaml.MappingNode) -> LocatedDict:
     loader.flatten_mapping(node)
     mapping = LocatedDict()
     mapping.line = node.start_mark.line + 1
@@ -56,15 +68,16 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LocatedDict:
     return mapping
 
 
-def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LocatedList:
+def _construct_sequence(loader: Any, node: yaml.SequenceNode) -> LocatedList:
     items = LocatedList(loader.construct_object(child, deep=True) for child in node.value)
     items.line = node.start_mark.line + 1
     items.lines = [child.start_mark.line + 1 for child in node.value]
     return items
 
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+for _kind in (_Loader, _PureLoader):
+    _kind.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _kind.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 
 def load_yaml(path: Path) -> Any:
@@ -80,9 +93,9 @@ def load_yaml(path: Path) -> Any:
     return load_yaml_text(text, path)
 
 
-def load_yaml_text(text: str, path: Path) -> Any:
-    """Parse ``text`` as if read from ``path``."""
-    loader = _Loader(text)
+def load_yaml_text(text: str, path: Path, *, pure: bool = False) -> Any:
+    """Parse ``text`` as if read from ``path`` (with libyaml unless ``pure``)."""
+    loader = _PureLoader(text) if pure else _Loader(text)
     loader.file = str(path)
     try:
         return loader.get_single_data()
