@@ -292,6 +292,10 @@ class Host:
         slot.plan = plan
         slot.extra = []
         if plan.entry.is_group:
+            # a group loads nothing itself, but its problems (a 'name', a 'config', an
+            # unknown key) are reported like any entry's
+            slot.error = plan.errors[0] if plan.errors else None
+            slot.extra = list(plan.errors[1:])
             return
         running = _serving(slot)
         if plan.errors:

@@ -40,6 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from . import __version__
 from .context import Context
 from .errors import HarnessError
+from .gateway.results import mcp_block
 from .http_limits import BodyTimeout, HttpLimits, SessionsPerClient, header_timeout_protocol
 from .service import unwrap
 from .tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
@@ -417,6 +418,9 @@ def _block(block: dict[str, Any]) -> Any:
         )
     if kind == "text":
         return types.TextContent(type="text", text=block["text"])
+    converted = mcp_block(block)  # audio, resource links and embedded resources
+    if converted is not None:
+        return converted
     return types.TextContent(type="text", text=json.dumps(block, ensure_ascii=False))
 
 

@@ -237,3 +237,25 @@ async def test_tools_keep_their_entrys_place_across_disable_enable_and_reload(
         path.write_text(body(order=("three", "one", "group")))  # the file decides
         await host.reload()
         assert host.tools.list() == ["three", "one", "two"]
+
+
+async def test_problems_of_a_group_entry_are_reported(tmp_path: Path, log: Path) -> None:
+    path = config(
+        tmp_path,
+        f"""
+        - id: group
+          name: ./plugins/one.py
+          config: {{ log: {log} }}
+          colour: red
+          insert:
+            - {{ id: two, name: ./plugins/two.py, config: {{ log: {log} }} }}
+        """,
+    )
+    async with Host(path) as host:
+        assert [str(problem) for problem in host.problems()] == [
+            f"{path}:4: entry 'group': unknown key 'colour'; an entry takes id, name, enabled, "
+            "disabled, config, inject, insert",
+            f"{path}:2: entry 'group': a group (an entry with 'insert') takes no 'name'",
+            f"{path}:3: entry 'group': a group (an entry with 'insert') takes no 'config'",
+        ]
+        assert host.tools.list() == ["two"]  # the children still load

@@ -299,8 +299,14 @@ def load_yaml_text(
     path: Path,
     bad: dict[int, str] | None = None,
     notes: list[Problem] | None = None,
+    *,
+    pure: bool = True,
 ) -> Any:
-    """Parse ``text`` as if read from ``path`` (``bad``: lines of replaced characters)."""
+    """Parse ``text`` as if read from ``path`` (``bad``: lines of replaced characters).
+
+    The parser is always PyYAML's pure-Python one, read through the bounded event stream
+    (libyaml's composer would bypass it); ``pure`` is accepted for compatibility.
+    """
     if bad is None:
         bad = {}
         text = _clean(text, bad)

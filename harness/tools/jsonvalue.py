@@ -45,6 +45,8 @@ def problem(value: Any, limit: int = 10_000_000) -> str | None:
     Only floats and strings are judged; other types are the schema's business. ``limit``
     bounds the number of items walked (a value bigger than that is not judged further).
     """
+    if _fine(value, limit):  # every call asks: walk without building paths first
+        return None
     stack: list[tuple[str, Any]] = [("$", value)]
     walked = 0
     while stack and walked < limit:
@@ -64,6 +66,53 @@ def problem(value: Any, limit: int = 10_000_000) -> str | None:
         elif isinstance(item, list | tuple):
             stack.extend((f"{path}[{index}]", child) for index, child in enumerate(item))
     return None
+
+
+def _fine(value: Any, limit: int) -> bool:
+    """:func:`problem` finds nothing: the same walk, in the same order, without paths."""
+    kind = type(value)
+    if kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    stack = [value]
+    walked = 0
+    if kind is dict and len(value) < limit:  # the usual arguments: a flat object of scalars
+        stack.clear()
+        walked = 1
+        for key, child in value.items():
+            if isinstance(key, str) and _has_surrogate(key):
+                return False
+            sort = type(child)
+            if sort is int or sort is bool or child is None:
+                walked += 1
+            elif sort is float:
+                walked += 1
+                if not math.isfinite(child):
+                    return False
+            elif sort is str:
+                walked += 1
+                if not child.isascii() and _has_surrogate(child):
+                    return False
+            else:
+                stack.append(child)
+    while stack and walked < limit:
+        item = stack.pop()
+        walked += 1
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, str):
+            if _has_surrogate(item):
+                return False
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and _has_surrogate(key):
+                    return False
+                stack.append(child)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return True
 
 
 def _has_surrogate(text: str) -> bool:
