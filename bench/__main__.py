@@ -7,7 +7,7 @@ import sys
 
 import anyio
 
-ALL = ["events", "tools", "loader", "reload", "mcp", "mcp_http", "web", "agent"]
+ALL = ["events", "tools", "loader", "reload", "mcp", "mcp_http", "web", "gateway", "agent"]
 
 
 def run(names: list[str]) -> None:

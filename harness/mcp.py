@@ -40,6 +40,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from . import __version__
 from .context import Context
 from .errors import HarnessError
+from .gateway.results import mcp_block
+from .http_limits import BodyTimeout, HttpLimits, SessionsPerClient, header_timeout_protocol
 from .service import unwrap
 from .tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from .tools.calls import ToolCall, ToolResult
@@ -250,11 +252,20 @@ class McpSurface:
         async with stdio_server(stdout=stdout) as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
-    def http_app(self, host: str, token: str | None = None, allow_hosts: Sequence[str] = ()) -> Any:
-        """The streamable HTTP app (path ``/mcp``), Origin-checked, token-gated when set.
+    def http_app(
+        self,
+        host: str,
+        token: str | None = None,
+        allow_hosts: Sequence[str] = (),
+        limits: HttpLimits | None = None,
+    ) -> Any:
+        """The streamable HTTP app (path ``/mcp``), Origin-checked, token-gated when set,
+        with the body timeout, idle-session bound and per-client session count of
+        ``limits``.
 
         Requests must name an allowed host (:func:`allowed_hosts`), else 421.
         """
+        limits = limits or HttpLimits()
         hosts = allowed_hosts(host, allow_hosts)
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
@@ -262,9 +273,14 @@ class McpSurface:
             allowed_origins=[f"http://{entry}" for entry in hosts]
             + [f"https://{entry}" for entry in hosts],
         )
-        app = self.server.streamable_http_app(
-            streamable_http_path="/mcp", transport_security=security, host=host
+        app: Any = self.server.streamable_http_app(
+            streamable_http_path="/mcp",
+            transport_security=security,
+            host=host,
+            session_idle_timeout=limits.idle_session,
         )
+        app = SessionsPerClient(app, limits.sessions_per_client, limits.idle_session)
+        app = BodyTimeout(app, limits.body_timeout)
         return BearerGate(app, token) if token else app
 
     async def serve_http(
@@ -275,6 +291,7 @@ class McpSurface:
         on_ready: Any = None,
         wrap: Any = None,
         allow_hosts: Sequence[str] = (),
+        limits: HttpLimits | None = None,
     ) -> None:
         """Serve streamable HTTP until cancelled; refuses a public bind without a token.
 
@@ -284,11 +301,13 @@ class McpSurface:
         check_bind(host, token)
         import uvicorn
 
-        app = self.http_app(host, token, allow_hosts)
+        limits = limits or HttpLimits()
+        app = self.http_app(host, token, allow_hosts, limits)
         config = uvicorn.Config(
             wrap(app) if wrap is not None else app,
             host=host,
             port=port,
+            http=header_timeout_protocol(limits.header_timeout),
             log_level="warning",
             lifespan="on",
         )
@@ -399,6 +418,9 @@ def _block(block: dict[str, Any]) -> Any:
         )
     if kind == "text":
         return types.TextContent(type="text", text=block["text"])
+    converted = mcp_block(block)  # audio, resource links and embedded resources
+    if converted is not None:
+        return converted
     return types.TextContent(type="text", text=json.dumps(block, ensure_ascii=False))
 
 

@@ -20,7 +20,7 @@ import anyio
 from watchfiles._rust_notify import RustNotify  # private: see notifier()
 
 from .context import Context
-from .errors import HarnessError
+from .errors import ConfigError, HarnessError
 from .host import Host
 from .loader.problems import Problem
 from .service import Service
@@ -168,6 +168,8 @@ class Reloader(Service):
         if changed & config_files:
             report.config = True
             try:
+                await _settle(changed & config_files)
+                _check_not_emptied(host)
                 await host.reload()
             except HarnessError as exc:
                 report.errors.extend(
@@ -212,6 +214,56 @@ class Reloader(Service):
             for problem in report.errors:
                 _log.error("reload failed: %s", problem)
             ctx.emit("reload/failed", report)
+
+
+SETTLE_STEP = 0.05
+SETTLE_MAX = 2.0
+
+
+async def _settle(files: set[Path]) -> None:
+    """Wait (up to SETTLE_MAX) until the files stop changing: an editor that saves in place
+    (truncate, then write) is done before the config is read."""
+
+    def stamp() -> list[tuple[int, int] | None]:
+        out: list[tuple[int, int] | None] = []
+        for file in sorted(files):
+            try:
+                info = file.stat()
+                out.append((info.st_size, info.st_mtime_ns))
+            except OSError:
+                out.append(None)
+        return out
+
+    waited, last = 0.0, stamp()
+    while waited < SETTLE_MAX:
+        await anyio.sleep(SETTLE_STEP)
+        waited += SETTLE_STEP
+        now = stamp()
+        if now == last:
+            return
+        last = now
+
+
+def _check_not_emptied(host: Host) -> None:
+    """An emptied config (a save caught half-way) keeps the running state, not no plugins."""
+    try:
+        text = host.config_path.read_bytes()
+    except OSError:
+        return
+    if not text.strip() and host.loaded is not None and host.loaded.entries:
+        raise ConfigError(
+            f"{host.config_path} is empty (a save in progress?); keeping the running "
+            "config until it holds entries again",
+            problems=[
+                Problem.at(
+                    host.config_path,
+                    None,
+                    None,
+                    "the config file is empty (a save in progress?); keeping the running "
+                    "config until it holds entries again",
+                )
+            ],
+        )
 
 
 def _folders(files: set[Path]) -> list[Path]:

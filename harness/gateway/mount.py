@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..context import Context
 from ..errors import ContextDisposed, ToolConflict
+from ..tools.approval import Approved, decide
 from ..tools.calls import ToolCall
 from ..tools.define import OutputMismatch, ToolAnnotations, ToolDefinition
 from ..tools.render import default_text
@@ -247,12 +248,8 @@ class Mount:
             },
         )
         reason = f"{self.connection.label} asks: {params.message}"
-        try:
-            answer = await approval.request(call, reason)
-        except Exception:
-            self.ctx.logger.warning("the approval service raised; declining", exc_info=True)
-            return decline
-        if is_approved(answer):
+        answer = await decide(approval, call, reason)
+        if isinstance(answer, Approved):
             return types.ElicitResult(action="accept", content=content)
         return decline
 
@@ -286,13 +283,6 @@ def consent_content(schema: dict[str, Any]) -> dict[str, Any] | None:
         elif key in required:
             return None
     return content
-
-
-def is_approved(answer: Any) -> bool:
-    """Only ``True`` or an ``Approved`` answer approves (the approval contract)."""
-    if answer is True:
-        return True
-    return type(answer).__name__ == "Approved"
 
 
 def _check_output(value: Any) -> Any:

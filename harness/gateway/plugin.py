@@ -5,7 +5,9 @@ selected ones as tools of this entry; the fiber is ``active`` once they are ther
 server cannot be reached, or when it goes away later, the entry becomes ``failed`` with a
 message saying what happened (its tools are removed, running calls end with an error), and
 is restarted after ``restart_delay`` seconds, doubling per failure up to
-``max_restart_delay``; a connection that stayed up that long resets the delay.
+``max_restart_delay``; a connection that stayed up that long resets the delay. A restart
+attempt connects on the side, so the entry shows ``failed`` (and why) until one succeeds;
+each failed attempt updates the entry's error and emits ``mcp-client/retry (id, message)``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ class Supervision:
     connected_at: float | None = None
     connection: Connection | None = None
     mount: Mount | None = None
+    adopt: Connection | None = None
+    """A connection a restart attempt made, for the next activation to take over."""
 
 
 _supervision: weakref.WeakKeyDictionary[Fiber, Supervision] = weakref.WeakKeyDictionary()
@@ -54,7 +58,7 @@ def supervision(fiber: Fiber) -> Supervision | None:
 
 
 async def apply(ctx: Context, config: GatewayConfig) -> None:
-    """Connect, mount the tools, and watch the connection."""
+    """Connect (or adopt the connection a restart made), mount the tools, watch them."""
     fiber = ctx.fiber
     assert fiber is not None
     state = _supervision.setdefault(fiber, Supervision())
@@ -65,15 +69,18 @@ async def apply(ctx: Context, config: GatewayConfig) -> None:
     if state.crashed is not None:
         why, state.crashed = state.crashed, None
         raise PluginError(f"{label}: {why}; {_schedule(fiber, state, config)}")
-    connection = Connection(config, label, ctx.base_dir, ctx.logger)
+    connection, state.adopt = state.adopt, None
+    if connection is None or connection.config != config:
+        connection = Connection(config, label, ctx.base_dir, ctx.logger)
+        ctx.start_soon(connection.run)
+    ctx.effect(lambda: connection.stop)
+    await connection.ready.wait()
+    if connection.failure is not None or connection.closed.is_set():
+        why = connection.failure or "the server closed the connection"
+        raise PluginError(f"{label}: {why}; {_schedule(fiber, state, config)}")
     prefix = config.prefix if config.prefix is not None else default_prefix(fiber.name)
     mount = Mount(ctx, connection, config, prefix)
     connection.elicit = mount.elicit
-    ctx.start_soon(connection.run)
-    ctx.effect(lambda: connection.stop)
-    await connection.ready.wait()
-    if connection.failure is not None:
-        raise PluginError(f"{label}: {connection.failure}; {_schedule(fiber, state, config)}")
     mount.sync(connection.tools)
     connection.on_tools = mount.sync
     state.connected_at = anyio.current_time()
@@ -88,33 +95,60 @@ async def apply(ctx: Context, config: GatewayConfig) -> None:
             state.attempts = 0
         state.crashed = why
         ctx.logger.warning("%s: %s", label, why)
-        fiber.runtime.spawn(lambda: _restart(fiber, generation))
+        fiber.runtime.spawn(lambda: _fail_visibly(fiber, generation))
 
     connection.on_lost = lost
 
 
 def _schedule(fiber: Fiber, state: Supervision, config: GatewayConfig) -> str:
+    """Plan the next attempt; return the words for the failure message.
+
+    The attempt connects on the side while the entry stays ``failed`` (so ``check`` and
+    ``status`` keep showing why); only a connection that works is handed to a fresh
+    activation of the entry.
+    """
     delay = min(config.restart_delay * 2**state.attempts, config.max_restart_delay)
     state.attempts += 1
     state.delays.append(delay)
     generation = state.generation
+    label = _label(fiber.name, config)
+
+    def current() -> bool:
+        return state.generation == generation and fiber.state is FiberState.FAILED
 
     async def later() -> None:
         await anyio.sleep(delay)
-        if fiber.state is FiberState.FAILED:
-            await _restart(fiber, generation)
+        if not current():
+            return
+        probe = Connection(config, label, fiber.runtime.base_dir, fiber.logger)
+        fiber.runtime.spawn(probe.run)
+        await probe.ready.wait()
+        if not current():
+            await probe.stop()
+            return
+        if probe.failure is not None:
+            message = f"{label}: {probe.failure}; {_schedule(fiber, state, config)}"
+            fiber.error = PluginError(message)
+            fiber.logger.warning("%s", message)
+            fiber.runtime.bus.emit("mcp-client/retry", fiber.name, message)
+            return
+        state.adopt = probe
+        # A failed apply leaves its error on the fiber and schedules the next attempt.
+        with contextlib.suppress(HarnessError):
+            await fiber.restart()
+        if state.adopt is probe:  # not taken (the entry changed meanwhile)
+            state.adopt = None
+            await probe.stop()
 
     fiber.runtime.spawn(later)
     return f"restarting in {delay:g} s (attempt {state.attempts})"
 
 
-async def _restart(fiber: Fiber, generation: int) -> None:
+async def _fail_visibly(fiber: Fiber, generation: int) -> None:
+    """A live connection ended: restart the entry, whose apply then fails saying why."""
     state = _supervision.get(fiber)
-    if state is None or state.generation != generation:
+    if state is None or state.generation != generation or fiber.state is not FiberState.ACTIVE:
         return  # the entry was edited, reloaded or restarted meanwhile
-    if fiber.state not in (FiberState.ACTIVE, FiberState.FAILED):
-        return
-    # A failed apply leaves its error on the fiber and schedules the next attempt itself.
     with contextlib.suppress(HarnessError):
         await fiber.restart()
 

@@ -83,23 +83,30 @@ def compile_checker(schema: dict[str, Any]) -> Callable[[Any], None]:
                 f"the server's input schema has a $ref that does not resolve ({exc})"
             ) from None
         if errors:
-            errors.sort(key=lambda error: [str(part) for part in error.absolute_path])
-            issues = [_issue(error) for error in errors[:MAX_ISSUES]]
+            found = sorted(issue for error in errors for issue in _issues(error))
+            issues = [f"{path}: {message}" if path else message for path, message in found]
+            issues = issues[:MAX_ISSUES]
             raise ToolArgsError("; ".join(issues), issues)
 
     return check
 
 
-def _issue(error: ValidationError) -> str:
+def _issues(error: ValidationError) -> list[tuple[str, str]]:
     parts = list(error.absolute_path)
-    message = _message(error)
     if error.validator == "required":
         match = _REQUIRED.match(error.message)
         if match:
-            parts.append(match.group(1))
-            message = "required property is missing"
-    path = _path(parts)
-    return f"{path}: {message}" if path else message
+            return [(_path([*parts, match.group(1)]), "required property is missing")]
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        node = error.schema if isinstance(error.schema, dict) else {}
+        known = set(node.get("properties") or {})
+        patterns = node.get("patternProperties") or {}
+        extras = [key for key in error.instance if key not in known]
+        if extras and not patterns:
+            return [
+                (_path([*parts, key]), "unexpected property (not allowed here)") for key in extras
+            ]
+    return [(_path(parts), _message(error))]
 
 
 def _path(parts: list[Any]) -> str:
@@ -115,6 +122,4 @@ def _message(error: ValidationError) -> str:
         expected = error.validator_value
         shown = " or ".join(expected) if isinstance(expected, list) else str(expected)
         return f"expected {shown}, got {json_type(error.instance)}"
-    if kind == "additionalProperties" and "were unexpected" in error.message:
-        return "unexpected properties " + error.message.split("(")[-1].rstrip(")")
     return error.message

@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import shutil
+import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -76,6 +77,7 @@ class Connection:
         self._lost: str | None = None
         self._stopping = False
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._stderr_done = threading.Event()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -105,6 +107,9 @@ class Connection:
                     f"connect_timeout ({timeout:g} s)"
                 )
         except Exception as exc:
+            if self.config.command is not None:
+                # The server's last words may still be in its stderr pipe: read them first.
+                await anyio.to_thread.run_sync(self._stderr_done.wait, 5.0)
             self.failure = self._with_stderr(self._explain(exc))
             self.logger.debug("%s: connection ended", self.label, exc_info=exc)
         finally:
@@ -227,6 +232,7 @@ class Connection:
             _read_lines,
             fd,
             self._stderr,
+            self._stderr_done,
             self.logger,
             self.label,
             abandon_on_cancel=True,
@@ -360,7 +366,9 @@ class WatchedStream:
         await self.inner.aclose()
 
 
-def _read_lines(fd: int, tail: deque[str], logger: logging.Logger, label: str) -> None:
+def _read_lines(
+    fd: int, tail: deque[str], done: threading.Event, logger: logging.Logger, label: str
+) -> None:
     pending = b""
     try:
         while True:
@@ -377,6 +385,7 @@ def _read_lines(fd: int, tail: deque[str], logger: logging.Logger, label: str) -
             tail.append(pending.decode("utf-8", "replace").rstrip())
     finally:
         os.close(fd)
+        done.set()
 
 
 def _path_of(config: GatewayConfig) -> str | None:

@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from .entries import Entry, apply_patch, apply_set, check_shapes, flatten, parse_document
 from .env import Environment, MissingVariable, parse_switch
 from .problems import Problem
-from .source import load_yaml
+from .source import Refused, load_yaml
 
 
 @dataclass
@@ -77,13 +77,13 @@ def read_config(
     """Read ``file`` with ``patches`` and ``overrides``; see the module docstring."""
     file = file.absolute()
     problems: list[Problem] = []
-    entries = parse_document(load_yaml(file), file, problems)
+    entries = parse_document(load_yaml(file, problems), file, problems)
     files = [file]
     for patch in patches:
         patch = patch.absolute()
         files.append(patch)
         try:
-            patch_entries = parse_document(load_yaml(patch), patch, problems)
+            patch_entries = parse_document(load_yaml(patch, problems), patch, problems)
         except ConfigError as exc:
             if not lenient:
                 raise
@@ -102,12 +102,39 @@ def read_config(
             if not lenient:
                 raise
             problems.extend(exc.problems or [Problem.at(file, None, None, str(exc))])
+    _refusals(entries)
     check_shapes(entries)
     env = Environment(file.parent / ".env")
     if env.file is not None:
         files.append(env.file)
     plans = make_plans(entries, env)
     return LoadedConfig(file, entries, plans, problems, env, files)
+
+
+def _refusals(entries: list[Entry]) -> None:
+    """Values the YAML reader refused (see :class:`Refused`) become their entry's problems."""
+    for entry in entries:
+        for key in ("name", "config", "inject"):
+            found: list[Refused] = []
+            stack: list[Any] = [getattr(entry, key)]
+            while stack:
+                item = stack.pop()
+                if isinstance(item, Refused):
+                    found.append(item)
+                elif isinstance(item, dict):
+                    stack.extend(item.values())
+                elif isinstance(item, list | tuple):
+                    stack.extend(item)
+            where = entry.where_of(key)
+            first: dict[str, int] = {}  # one problem per reason, at its first line
+            for refused in sorted(found, key=lambda item: item.line):
+                first.setdefault(refused.message, refused.line)
+            for message, line in first.items():
+                entry.errors.append(Problem.at(where.file, line, entry.id, message))
+            if found:
+                setattr(entry, key, None)
+        if entry.children:
+            _refusals(entry.children)
 
 
 def make_plans(entries: list[Entry], env: Environment) -> list[Plan]:

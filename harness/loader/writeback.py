@@ -3,15 +3,24 @@
 The edit is made on the text itself, at the positions the YAML parser reports: only the
 switch's value changes (or one ``enabled: false`` is added after ``name``, inside a flow
 mapping when the entry is written as one, and taken out again by ``enable``, so a round trip
-gives back the original text), so comments, order, quoting and indentation stay exactly as
-they were. The file is replaced atomically: written to a temporary file in the
-same folder, then renamed over the original, keeping its permissions.
+gives back the original text), so comments, order, quoting, indentation and line endings
+(CRLF stays CRLF) stay exactly as they were. A symlinked config is edited at its target (the
+link stays). The file is replaced atomically: written to a temporary file in the same
+folder, then renamed over the original, keeping its permissions — but only if it still
+holds what the edit was made on: when an editor saved in between, the edit is made again on
+the new content (a few times), or refused. Temporary files are removed on failure and on
+SIGTERM; one left by a killed process (its pid in the name) is removed by the next write.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
+import re
+import secrets
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -24,15 +33,49 @@ class UnknownEntry(ConfigError):
     """Raised when enable/disable names an id the config does not have."""
 
 
+class Conflict(ConfigError):
+    """Raised when the file changed between reading it and replacing it."""
+
+
+ATTEMPTS = 5
+
+
 def set_enabled(file: Path, entry_id: str, enabled: bool) -> bool:
     """Set ``entry_id``'s switch in ``file``; return False when it already was so."""
+    target = Path(os.path.realpath(file))  # a symlinked config: edit the file it points to
+    for _ in range(ATTEMPTS):
+        text = _read(target, file)
+        edited = _edit(file, text, entry_id, enabled)
+        if edited is None:
+            return False
+        try:
+            write_atomically(file, edited, expected=text)
+        except Conflict:
+            continue  # saved by someone else meanwhile: edit their version
+        return True
+    raise ConfigError(
+        f"{file} kept changing while it was being edited ({ATTEMPTS} tries); nothing was "
+        "changed — try again when it is saved"
+    )
+
+
+def _read(file: Path, shown: Path | None = None) -> str:
+    shown = shown or file
     try:
-        text = file.read_text(encoding="utf-8")
+        return file.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"config file not found: {file}") from None
+        raise ConfigError(f"config file not found: {shown}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{shown}: cannot edit a file that is not UTF-8 ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {shown}: {exc.strerror}") from None
+
+
+def _edit(file: Path, text: str, entry_id: str, enabled: bool) -> str | None:
+    """The edited text, or None when the switch already reads so."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, RecursionError) as exc:
         raise ConfigError(f"{file}: cannot edit a file that is not valid YAML: {exc}") from None
     entry = _find(root, entry_id)
     if entry is None:
@@ -45,49 +88,101 @@ def set_enabled(file: Path, entry_id: str, enabled: bool) -> bool:
     if "disabled" in keys:
         node = keys["disabled"][1]
         if _reads_on(node, negate=True) == enabled:
-            return False
-        text = _replace(text, node, "false" if enabled else "true")
-    elif "enabled" in keys:
+            return None
+        return _replace(text, node, "false" if enabled else "true")
+    if "enabled" in keys:
         node = keys["enabled"][1]
         if _reads_on(node) == enabled:
-            return False
+            return None
         restored = _remove_switch(text, entry, keys) if enabled else None
-        text = (
-            restored
-            if restored is not None
-            else _replace(text, node, "true" if enabled else "false")
-        )
-    elif enabled:
-        return False
-    else:
-        text = _insert_switch(text, entry, keys)
-    write_atomically(file, text)
-    return True
+        if restored is not None:
+            return restored
+        return _replace(text, node, "true" if enabled else "false")
+    if enabled:
+        return None
+    return _insert_switch(text, entry, keys)
 
 
-def write_atomically(file: Path, text: str) -> None:
-    """Replace ``file``'s content in one rename; raise ConfigError when it is not writable."""
+def write_atomically(file: Path, text: str, expected: str | None = None) -> None:
+    """Replace ``file``'s content in one rename; raise ConfigError when it is not writable.
+
+    With ``expected``, the file must still hold exactly that text just before the rename,
+    else :class:`Conflict` is raised and nothing changes.
+    """
+    shown, file = file, Path(os.path.realpath(file))
     folder = file.parent
-    mode = file.stat().st_mode & 0o7777
+    info = file.stat()
+    mode = info.st_mode & 0o7777
     # A file nobody may write is read-only on purpose, even for root (who could write it).
     if not os.access(file, os.W_OK) or not mode & 0o222:
-        raise ConfigError(f"{file} is read-only: cannot change it (check its permissions)")
+        raise ConfigError(f"{shown} is read-only: cannot change it (check its permissions)")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ConfigError(
-            f"cannot write {file}: its folder {folder} is not writable (an atomic replace "
+            f"cannot write {shown}: its folder {folder} is not writable (an atomic replace "
             "needs a temporary file beside it)"
         )
-    handle, temporary = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=folder)
+    _remove_stale(folder, file.name)
+    temporary = folder / f".{file.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    with _cleaned_up_on_sigterm():
+        try:
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+            with os.fdopen(handle, "wb") as out:
+                with contextlib.suppress(OSError):  # keep the owner (chown first: setuid)
+                    os.fchown(out.fileno(), info.st_uid, info.st_gid)
+                os.fchmod(out.fileno(), mode)
+                out.write(text.encode("utf-8"))
+                out.flush()
+                os.fsync(out.fileno())
+            if expected is not None and _read(file, shown) != expected:
+                raise Conflict(f"{shown} changed while it was being edited")
+            os.replace(temporary, file)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+
+
+@contextlib.contextmanager
+def _cleaned_up_on_sigterm() -> Iterator[None]:
+    """SIGTERM during the write raises (so the temporary file is removed), then exits."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, file)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main interpreter
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _remove_stale(folder: Path, name: str) -> None:
+    """Remove temporary files of ``name`` left by processes that no longer exist."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.(\d+)\.[0-9a-f]{{12}}\.tmp")
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            found = pattern.fullmatch(entry.name)
+            if found and not _alive(int(found.group(1))):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _find(node: yaml.Node | None, entry_id: str) -> yaml.MappingNode | None:
@@ -139,7 +234,8 @@ def _remove_switch(
     line_end = text.find("\n", at)
     if line_end == -1:
         return None
-    added = " " * after_key.start_mark.column + "enabled: false\n"
+    newline = "\r\n" if "\r\n" in text else "\n"
+    added = " " * after_key.start_mark.column + "enabled: false" + newline
     if text[line_end + 1 :].startswith(added):
         return text[: line_end + 1] + text[line_end + 1 + len(added) :]
     return None
@@ -153,7 +249,8 @@ def _insert_switch(
         at = after_value.end_mark.index
         return text[:at] + ", enabled: false" + text[at:]
     indent = " " * after_key.start_mark.column
+    newline = "\r\n" if "\r\n" in text else "\n"
     line_end = text.find("\n", after_value.end_mark.index)
     if line_end == -1:
-        return text + f"\n{indent}enabled: false\n"
-    return text[: line_end + 1] + f"{indent}enabled: false\n" + text[line_end + 1 :]
+        return text + f"{newline}{indent}enabled: false{newline}"
+    return text[: line_end + 1] + f"{indent}enabled: false{newline}" + text[line_end + 1 :]

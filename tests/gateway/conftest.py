@@ -47,6 +47,7 @@ class Watch:
         self._changed = anyio.Event()
         host.ctx.on("tools/change", lambda kind, name: self._add("tools", kind, name))
         host.ctx.on("fiber/status", lambda fiber, previous: self._add("fiber", fiber, previous))
+        host.ctx.on("mcp-client/retry", lambda entry, message: self._add("retry", entry, message))
 
     def _add(self, topic: str, a: Any, b: Any) -> None:
         self.events.append((topic, a, b))

@@ -1,3 +1,4 @@
+# ruff: noqa: E402  (a failing start exits before the heavy imports)
 """An MCP server built with the official SDK (not harness), used as a real upstream.
 
 Run as ``python upstream_server.py stdio`` or ``python upstream_server.py http PORT``.
@@ -6,10 +7,18 @@ Run as ``python upstream_server.py stdio`` or ``python upstream_server.py http P
 
 from __future__ import annotations
 
-import base64
 import os
 import sys
 from pathlib import Path
+
+MARK = Path(os.environ.get("UPSTREAM_MARK", "."))
+if __name__ == "__main__" and (
+    os.environ.get("UPSTREAM_FAIL_AT_START") or (MARK / "fail").exists()
+):
+    print("refusing to start: UPSTREAM_FAIL_AT_START is set", file=sys.stderr)
+    sys.exit(2)
+
+import base64
 from typing import Annotated
 
 import anyio
@@ -20,7 +29,6 @@ from pydantic import BaseModel, Field
 server = MCPServer("upstream-under-test")
 cancelled = anyio.Event()
 cancel_count = 0
-MARK = Path(os.environ.get("UPSTREAM_MARK", "."))
 
 
 class Weather(BaseModel):
@@ -106,7 +114,8 @@ async def confirm(ctx: Context) -> str:
 
 @server.tool(description="Exit the server process in the middle of the call.")
 def crash() -> str:
-    (MARK / "crashed").write_text("yes")
+    if MARK is not None:
+        (MARK / "crashed").write_text("yes")
     os._exit(3)
 
 
@@ -129,10 +138,8 @@ def header(ctx: Context, name: str) -> str:
 
 
 if __name__ == "__main__":
-    (MARK / f"pid-{os.getpid()}").write_text(str(os.getpid()))
-    if os.environ.get("UPSTREAM_FAIL_AT_START") or (MARK / "fail").exists():
-        print("refusing to start: UPSTREAM_FAIL_AT_START is set", file=sys.stderr)
-        sys.exit(2)
+    if MARK is not None:
+        (MARK / f"pid-{os.getpid()}").write_text(str(os.getpid()))
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:

@@ -1,0 +1,139 @@
+"""Added latency of one mounted call: harness:mcp-client beside fastmcp's proxy.
+
+The upstream is an official-SDK server (``bench/gateway_upstream.py``) over stdio and over
+streamable HTTP. For each transport, one interleaved run times (wall clock, best of rounds,
+ms per call):
+
+- direct: the SDK ``Client`` calling the upstream itself;
+- harness registry: ``ctx.tools.execute`` of the mounted tool (the whole local pipeline,
+  default 60 s timeout, then the upstream) — what the agent and ``harness call`` pay;
+- harness over MCP: the SDK ``Client`` in memory to harness's MCP surface, which runs the
+  pipeline and calls the upstream — the same shape as the fastmcp case;
+- fastmcp proxy: fastmcp's ``Client`` in memory to ``create_proxy(upstream)``.
+
+The added latency of a gateway is its time minus the direct time.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from harness import Context, ToolsService
+from harness.gateway import plugin as mcp_client
+from harness.mcp import McpSurface
+
+ROOT = Path(__file__).resolve().parents[1]
+UPSTREAM = [sys.executable, "-m", "bench.gateway_upstream"]
+Call = Callable[[], Awaitable[Any]]
+
+
+async def compare_wall(
+    cases: dict[str, Call], number: int = 200, rounds: int = 7
+) -> dict[str, float]:
+    """Best mean ms per call of each case, interleaved rounds, wall clock."""
+    best = dict.fromkeys(cases, float("inf"))
+    for call in cases.values():
+        for _ in range(20):
+            await call()
+    for _ in range(rounds):
+        for label, call in cases.items():
+            start = time.perf_counter()
+            for _ in range(number):
+                await call()
+            best[label] = min(best[label], (time.perf_counter() - start) / number * 1000)
+    return best
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _start_http() -> tuple[subprocess.Popen[str], str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [*UPSTREAM, "http", str(port)], cwd=ROOT, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    for line in process.stderr:
+        if "Uvicorn running" in line:
+            break
+    threading.Thread(target=process.stderr.read, daemon=True).start()
+    return process, f"http://127.0.0.1:{port}/mcp"
+
+
+async def _measure(label: str, target: Any, config: dict[str, Any], fast_target: Any) -> None:
+    from fastmcp import Client as FastClient
+    from fastmcp.server import create_proxy
+
+    args = {"text": "hi"}
+    async with Context() as root:
+        await root.plugin(ToolsService)
+        await root.plugin(mcp_client, config, name="up")
+        surface = McpSurface(root)
+        surface.attach()
+        call = {"id": "b", "name": "up_echo", "args": args}
+        proxy = create_proxy(fast_target)
+        async with (
+            Client(target, mode="legacy") as direct,
+            Client(surface.server, mode="legacy") as ours,
+            FastClient(proxy) as theirs,
+        ):
+            assert (await direct.call_tool("echo", args)).structured_content == {"result": "hi"}
+            assert (await root.tools.execute(call)).result == {"result": "hi"}
+            assert (await ours.call_tool("up_echo", args)).structured_content == {"result": "hi"}
+            assert (await theirs.call_tool("echo", args)).structured_content == {"result": "hi"}
+
+            async def registry() -> Any:
+                return await root.tools.execute(call)
+
+            results = await compare_wall(
+                {
+                    "direct (SDK client to the upstream)": lambda: direct.call_tool("echo", args),
+                    "harness registry (tools.execute)": registry,
+                    "harness over MCP (SDK client, in memory)": lambda: ours.call_tool(
+                        "up_echo", args
+                    ),
+                    "fastmcp proxy (fastmcp client, in memory)": lambda: theirs.call_tool(
+                        "echo", args
+                    ),
+                }
+            )
+    base = results["direct (SDK client to the upstream)"]
+    print(f"{label}: ms per call, and added over direct", flush=True)
+    for name, value in results.items():
+        added = value - base
+        print(f"  {name:<44} {value:7.3f} ms   +{added:6.3f} ms")
+    ours_added = results["harness over MCP (SDK client, in memory)"] - base
+    theirs_added = results["fastmcp proxy (fastmcp client, in memory)"] - base
+    if ours_added > 0:
+        print(f"  added latency, fastmcp / harness over MCP: x{theirs_added / ours_added:.2f}")
+    else:
+        print("  harness's added latency is below this run's noise (under 0); fastmcp's is not")
+
+
+async def main() -> None:
+    stdio = StdioServerParameters(command=UPSTREAM[0], args=[*UPSTREAM[1:], "stdio"], cwd=ROOT)
+    stdio_config = {"command": UPSTREAM[0], "args": [*UPSTREAM[1:], "stdio"], "cwd": str(ROOT)}
+    from fastmcp.client.transports import StdioTransport
+
+    fast_stdio = StdioTransport(command=UPSTREAM[0], args=[*UPSTREAM[1:], "stdio"], cwd=str(ROOT))
+    await _measure("stdio", stdio, stdio_config, fast_stdio)
+    process, url = _start_http()
+    try:
+        await _measure("streamable HTTP", url, {"url": url}, url)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -1,0 +1,208 @@
+"""What the MCP HTTP server sheds: slow requests, idle sessions, one client's session flood.
+
+- **Header read timeout**: a connection must finish sending a request's headers within
+  ``header_timeout`` seconds of connecting (or of its previous response); else it is closed.
+  uvicorn itself only times out idle keep-alive connections, so a client trickling a
+  header byte at a time (slowloris) held a connection forever.
+- **Body read timeout**: each part of a request body must arrive within ``body_timeout``
+  seconds; else the request is answered ``408``.
+- **Sessions per client**: one client address may hold at most ``sessions_per_client``
+  live MCP sessions: a further ``initialize`` is answered ``429`` (requests in existing
+  sessions, and sessionless 2026-07-28 requests, go on). A session counts until it is
+  deleted or has been idle for ``idle_session`` seconds, after which the SDK closes it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    """The limits of ``harness run --mcp http``."""
+
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    idle_session: float = 600.0
+    sessions_per_client: int = 32
+
+
+def header_timeout_protocol(seconds: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol, closing connections whose headers do not arrive in time."""
+
+    class HeaderTimeout(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(seconds, self._expired)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _expired(self) -> None:
+            self._header_timer = None
+            if self.cycle is None or self.cycle.response_complete:
+                self.transport.close()  # the headers never came: shed the connection
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.cycle is not None and not self.cycle.response_complete:
+                self._disarm()  # a request's headers are in; the body has its own timeout
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # the next request's headers must come in time too
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeaderTimeout
+
+
+class BodyTimeout:
+    """ASGI middleware: a request body that does not arrive in time is a ``408``.
+
+    The body is read here, each part within ``seconds``, up to ``cap`` bytes (past that it
+    is handed on as it comes, for the SDK's own 413), then replayed to the app; later
+    ``receive`` calls (a client disconnecting from a stream) are passed through untimed.
+    """
+
+    def __init__(self, app: Any, seconds: float, cap: int = 4 * 1024 * 1024) -> None:
+        self.app = app
+        self.seconds = seconds
+        self.cap = cap
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        buffered: list[Any] = []
+        size = 0
+        try:
+            while size <= self.cap:
+                with anyio.fail_after(self.seconds):
+                    message = await receive()
+                buffered.append(message)
+                size += len(message.get("body", b""))
+                if message["type"] != "http.request" or not message.get("more_body"):
+                    break
+        except TimeoutError:
+            await _plain(send, 408, b"the request body did not arrive in time")
+            return
+
+        async def replay() -> Any:
+            if buffered:
+                return buffered.pop(0)
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class SessionsPerClient:
+    """ASGI middleware: at most ``limit`` live MCP sessions per client address."""
+
+    def __init__(self, app: Any, limit: int, idle: float) -> None:
+        self.app = app
+        self.limit = limit
+        self.idle = idle
+        self.sessions: dict[str, dict[str, float]] = {}
+
+    def live(self, client: str) -> dict[str, float]:
+        """The client's sessions not idle for longer than the idle bound."""
+        now = time.monotonic()
+        sessions = self.sessions.setdefault(client, {})
+        for session, seen in list(sessions.items()):
+            if now - seen > self.idle:
+                del sessions[session]
+        return sessions
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        client = (scope.get("client") or ("?", 0))[0]
+        headers = dict(scope.get("headers") or [])
+        session = headers.get(b"mcp-session-id", b"").decode("latin-1")
+        sessions = self.live(client)
+        if session:
+            if scope.get("method") == "DELETE":
+                sessions.pop(session, None)
+            elif session in sessions:
+                sessions[session] = time.monotonic()
+            await self.app(scope, receive, send)
+            return
+        if scope.get("method") == "POST" and len(sessions) >= self.limit:
+            receive, opens = await _peek_initialize(receive)
+        else:
+            opens = False
+        if opens:
+            await _plain(
+                send,
+                429,
+                f"this client already holds {self.limit} MCP sessions; close one "
+                "(or let it idle out) before opening another".encode(),
+            )
+            return
+
+        async def remember(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers") or []:
+                    if name.lower() == b"mcp-session-id":
+                        sessions[value.decode("latin-1")] = time.monotonic()
+            await send(message)
+
+        await self.app(scope, receive, remember)
+
+
+async def _peek_initialize(receive: Any) -> tuple[Any, bool]:
+    """Whether the request body is an MCP ``initialize`` (which opens a session), and a
+    ``receive`` that replays the body to the app."""
+    buffered: list[Any] = []
+    body = b""
+    while True:
+        message = await receive()
+        buffered.append(message)
+        body += message.get("body", b"")
+        if message["type"] != "http.request" or not message.get("more_body"):
+            break
+        if len(body) > 65536:
+            break
+    try:
+        request = json.loads(body)
+    except ValueError:
+        request = None
+    opens = isinstance(request, dict) and request.get("method") == "initialize"
+
+    async def replay() -> Any:
+        if buffered:
+            return buffered.pop(0)
+        return await receive()
+
+    return replay, opens
+
+
+async def _plain(send: Any, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
