@@ -164,22 +164,7 @@ def finish_by(
     else:
         handle = loop.call_at(deadline, timer.fire)
     try:
-        while True:
-            try:
-                sent = yield waiting
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:
-                try:
-                    waiting = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value, False
-            else:
-                try:
-                    waiting = coro.send(sent)
-                except StopIteration as done:
-                    return done.value, False
+        return (yield from _pass_through(coro, waiting)), False
     except asyncio.CancelledError:
         if timer.expired and timer.settle() <= before:
             return None, True
