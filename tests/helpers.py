@@ -9,7 +9,14 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from harness import Host, ToolResult
+
 HARNESS = str(Path(sys.executable).parent / "harness")
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "cordis.yml"
+"""The repository's own cordis.yml."""
+ALL_ON = ("files.enabled=true", "git.enabled=true")
+"""The bundled file and git tools ship switched off; tests that use them switch them on."""
 
 
 def write(path: Path, text: str) -> Path:
@@ -67,3 +74,33 @@ def entries(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
     assert result.returncode == 0, result.stderr
     return {item["id"]: item for item in json.loads(result.stdout)}
+
+
+async def run(host: Host, name: str, args: Any = None) -> ToolResult:
+    """Execute one call on ``host``'s registry (``args`` as given: a dict or JSON text)."""
+    result: ToolResult = await host.tools.execute(
+        {"id": "t", "name": name, "args": {} if args is None else args}
+    )
+    return result
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """Run git in ``repo`` with a fixed identity."""
+    return subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+            *args,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout

@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from harness import Host, define_tool
 from harness.mcp import McpSurface
 
-from .plugins.conftest import ALL_ON
+from .helpers import ALL_ON
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = str(Path(sys.executable).parent / "harness")
@@ -34,12 +34,10 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "workspace"
-    folder.mkdir()
-    (folder / "notes.txt").write_text("hello from the workspace\n")
-    monkeypatch.setenv("HARNESS_WORKSPACE", str(folder))
-    return folder
+def workspace(workspace: Path) -> Path:
+    """The shared empty workspace, holding one note."""
+    (workspace / "notes.txt").write_text("hello from the workspace\n")
+    return workspace
 
 
 @pytest.fixture

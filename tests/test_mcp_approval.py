@@ -13,7 +13,7 @@ from mcp import Client
 from harness import Host, ToolCall, ToolResult
 from harness.mcp import APPROVAL_KEY, McpSurface
 
-from .plugins.conftest import ALL_ON
+from .helpers import ALL_ON
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCEPT = types.ElicitResult(action="accept", content={"approve": True})
@@ -24,14 +24,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # the MCP SDK's in-memory modern transport runs on asyncio
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "workspace"
-    folder.mkdir()
-    monkeypatch.setenv("HARNESS_WORKSPACE", str(folder))
-    return folder
 
 
 @pytest.fixture

@@ -1,47 +1,17 @@
-"""Shared set-up of the attack tests: the repository's own cordis.yml and its tools."""
+"""Shared set-up of the attack tests: the repository's own cordis.yml and its tools (the
+``workspace`` and ``host`` fixtures are in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
-import pytest
+from ..helpers import ALL_ON, CONFIG, HARNESS, ROOT, git, run
 
-from harness import Host, ToolResult
+__all__ = ["ALL_ON", "CONFIG", "HARNESS", "PLUGINS", "ROOT", "git", "harness", "run"]
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIG = ROOT / "cordis.yml"
 PLUGINS = ROOT / "plugins"
-HARNESS = str(Path(sys.executable).parent / "harness")
-ALL_ON = ("files.enabled=true", "git.enabled=true")
-"""The bundled file and git tools ship switched off; the attack tests switch them on."""
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty workspace the bundled file tools are pointed at."""
-    folder = tmp_path / "workspace"
-    folder.mkdir()
-    monkeypatch.setenv("HARNESS_WORKSPACE", str(folder))
-    return folder
-
-
-@pytest.fixture
-async def host(workspace: Path) -> AsyncIterator[Host]:
-    """The repository's own cordis.yml, running."""
-    async with Host(CONFIG, overrides=ALL_ON) as running:
-        yield running
-
-
-async def run(host: Host, name: str, args: Any = None) -> ToolResult:
-    result: ToolResult = await host.tools.execute(
-        {"id": "t", "name": name, "args": {} if args is None else args}
-    )
-    return result
 
 
 def harness(
@@ -52,25 +22,3 @@ def harness(
     return subprocess.run(
         [HARNESS, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
-
-
-def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    """Run git in ``repo`` with a fixed identity."""
-    return subprocess.run(
-        [
-            "git",
-            "-C",
-            str(repo),
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-            *args,
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    ).stdout
