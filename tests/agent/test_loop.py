@@ -132,7 +132,7 @@ async def test_max_steps_ends_with_a_wrap_up_request(
 
 
 def host_history(events: list[dict[str, object]]) -> list[dict[str, object]]:
-    from harness.agent.session import history_of
+    from harness.agent.history import history_of
 
     return history_of(events)
 
