@@ -123,9 +123,9 @@ async def test_an_edit_walks_only_the_edited_entry(tmp_path: Path) -> None:
     """Constant work per edit: with 40 plugins loaded, one edit walks one closure."""
     plugins = tmp_path / "plugins"
     lines = []
-    for index in range(40):
-        plugin(plugins / f"p{index}.py", f"t{index}", "'v1'")
-        lines.append(f"- {{ id: p{index}, name: ./plugins/p{index}.py }}")
+    for number in range(40):
+        plugin(plugins / f"p{number}.py", f"t{number}", "'v1'")
+        lines.append(f"- {{ id: p{number}, name: ./plugins/p{number}.py }}")
     (tmp_path / "cordis.yml").write_text("\n".join(lines) + "\n")
     async with Host(tmp_path / "cordis.yml", watch=True) as host:
         reloads, index = Reloads(host), reloader(host).index

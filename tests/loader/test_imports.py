@@ -27,7 +27,8 @@ def test_closure_follows_relative_imports_and_lists_missing_candidates(tmp_path:
     closure = ImportGraph().closure(tmp_path / "plugin.py")
     root = tmp_path.resolve()
     assert closure.files == {
-        root / name for name in ("plugin.py", "helper.py", "deep.py", "pkg/__init__.py", "pkg/mod.py")
+        root / name
+        for name in ("plugin.py", "helper.py", "deep.py", "pkg/__init__.py", "pkg/mod.py")
     }
     # what would be loaded if it existed: creating it must be seen
     assert root / "absent.py" in closure.probes
