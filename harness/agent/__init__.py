@@ -3,7 +3,8 @@
 from .approvals import DECISIONS, ApprovalBroker, ApprovalError
 from .log import SessionNotFound
 from .service import AgentConfig, AgentService
-from .session import Session, TurnEvents
+from .session import Session
+from .turn_events import TurnEvents
 
 Agent = AgentService
 

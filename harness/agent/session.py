@@ -1,4 +1,4 @@
-"""A conversation: its history, its event log, and the turn loop.
+"""A conversation: its event log and the turn loop.
 
 A turn starts with a user message and runs steps: each step sends the system prompt, the
 history and the visible tools' schemas, streams the answer, and runs the tool calls it asks
@@ -11,11 +11,9 @@ emitted as ``agent/event``.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,7 +22,9 @@ import anyio
 from ..llm.base import ChatRequest, LLMError, RequestedCall
 from ..tools.calls import ToolCall, ToolResult
 from .approvals import current_session
+from .history import arguments_of, assistant_message, for_model, history_of, normal_call
 from .log import LogWriter, now
+from .turn_events import TurnEvents
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -78,105 +78,6 @@ class _Step:
     runs: dict[str, Run] = field(default_factory=dict)
     early: dict[str, ToolResult] = field(default_factory=dict)
     reported: set[str] = field(default_factory=set)
-
-
-class TurnEvents:
-    """The events of one turn, as an async iterator that ends after ``turn/end``."""
-
-    def __init__(self) -> None:
-        self._items: deque[dict[str, Any]] = deque()
-        self._wake = anyio.Event()
-        self.done = False
-
-    def put(self, event: dict[str, Any]) -> None:
-        self._items.append(event)
-        self._wake.set()
-
-    def close(self) -> None:
-        self.done = True
-        self._wake.set()
-
-    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
-        return self
-
-    async def __anext__(self) -> dict[str, Any]:
-        while not self._items:
-            if self.done:
-                raise StopAsyncIteration
-            wake = self._wake
-            await wake.wait()
-            if wake is self._wake:
-                self._wake = anyio.Event()
-        return self._items.popleft()
-
-
-def arguments_of(raw: str) -> Any:
-    """The model's argument text as JSON when it parses to an object, else the raw text."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return raw
-    return value if isinstance(value, dict) else raw
-
-
-def for_model(result: dict[str, Any]) -> str:
-    """What the model reads of a result: the canonical value, or error and code, as JSON."""
-    if result.get("ok"):
-        value: Any = result.get("result")
-    else:
-        value = {"error": result.get("error"), "code": result.get("code")}
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
-        return json.dumps(str(value), ensure_ascii=False)
-
-
-def history_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The chat messages a log describes."""
-    history: list[dict[str, Any]] = []
-    for event in events:
-        kind = event.get("type")
-        if kind == "turn/start":
-            history.append({"role": "user", "content": str(event.get("input", ""))})
-        elif kind == "assistant/message":
-            calls = [
-                RequestedCall(
-                    str(item.get("id")),
-                    str(item.get("name")),
-                    item["args"]
-                    if isinstance(item.get("args"), str)
-                    else _compact(item.get("args")),
-                )
-                for item in event.get("tool_calls") or []
-            ]
-            history.append(_assistant(str(event.get("text") or ""), calls))
-        elif kind == "tool/result":
-            result = event.get("result") or {}
-            history.append(
-                {"role": "tool", "tool_call_id": str(event.get("id")), "content": for_model(result)}
-            )
-    return history
-
-
-def _normal(item: RequestedCall) -> RequestedCall:
-    args = arguments_of(item.arguments)
-    return item if isinstance(args, str) else RequestedCall(item.id, item.name, _compact(args))
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value if value is not None else {}, ensure_ascii=False, separators=(",", ":"))
-
-
-def _assistant(text: str, calls: list[RequestedCall]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in calls
-        ]
-    return message
 
 
 class Session:
@@ -344,7 +245,7 @@ class Session:
                 ],
             )
             # arguments that parse are kept compact, as a resumed history has them
-            self.history.append(_assistant(answer.text, [_normal(c) for c in calls]))
+            self.history.append(assistant_message(answer.text, [normal_call(c) for c in calls]))
             if calls:
                 await self._run_calls(step, visible)
             self._step = None
@@ -423,7 +324,7 @@ class Session:
             text = "".join(step.text)
             if text:
                 self.record("assistant/message", text=text, tool_calls=[])
-                self.history.append(_assistant(text, []))
+                self.history.append(assistant_message(text, []))
         else:
             self._report(step, "the turn was cancelled")
         self.record("step/end", turn=step.turn, step=step.step, usage={})

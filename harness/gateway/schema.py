@@ -22,7 +22,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from ..errors import ToolArgsError
-from ..tools.schema import json_type
+from ..tools.checks import json_type
 
 MAX_SCHEMA_BYTES = 256_000
 """An upstream schema larger than this (as JSON) is not mounted."""

@@ -16,7 +16,8 @@ from functools import partial
 from typing import Any
 
 from ..errors import ToolArgsError, ToolDefinitionError
-from .schema import Check, compile_output, compile_properties, finish_paths, format_issues
+from .checks import Check, finish_paths, format_issues
+from .schema import compile_output, compile_properties
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ANNOTATION_KEYS = {

@@ -255,7 +255,7 @@ _EXPECTED = {
 
 def pydantic_issues(error: pydantic.ValidationError) -> list[str]:
     """Every issue as ``path: message`` in the same words as spec validation."""
-    from .schema import json_type
+    from .checks import json_type
 
     issues = []
     for item in error.errors(include_url=False, include_context=False):

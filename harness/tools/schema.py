@@ -11,15 +11,25 @@ nothing.
 from __future__ import annotations
 
 import difflib
-import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ToolDefinitionError as SpecError
-
-Issue = tuple[str, str]
-Check = Callable[[Any], list[Issue] | None]
+from .checks import (
+    SCALAR_CHECKS,
+    Check,
+    all_of,
+    array_check,
+    const_check,
+    enum_check,
+    finish_paths,
+    format_issues,
+    json_equal,
+    object_check,
+    one_of_check,
+    show,
+)
 
 TYPES = ("string", "number", "integer", "boolean", "null", "array", "object", "json")
 COMMON_KEYS = frozenset({"type", "description", "default", "examples", "enum", "const", "oneOf"})
@@ -29,38 +39,6 @@ KEYS_BY_TYPE: dict[str | None, frozenset[str]] = {
 }
 MAX_DEPTH = 64
 """How many containers (nodes, property maps, JSON lists and dicts) may nest."""
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality as JSON Schema defines it: ``1 == 1.0``, but ``true != 1``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    return type(a) is type(b) and bool(a == b)
 
 
 # -- compiling ---------------------------------------------------------------------------
@@ -96,7 +74,7 @@ def compile_properties(
         schema["required"] = required
     if closed:
         schema["additionalProperties"] = False
-    return schema, _object_check(checks, tuple(required), closed)
+    return schema, object_check(checks, tuple(required), closed)
 
 
 def compile_node(
@@ -140,7 +118,7 @@ def compile_node(
             if not isinstance(node["items"], Mapping):
                 raise SpecError(f"{where}.items: expected a spec node")
             schema["items"], item_check = compile_node(node["items"], f"{where}[]", False, _path)
-        checks.append(_array_check(item_check))
+        checks.append(array_check(item_check))
     elif kind == "object":
         schema["type"] = "object"
         additional = node.get("additionalProperties", True)
@@ -153,10 +131,10 @@ def compile_node(
         else:
             if not additional:
                 schema["additionalProperties"] = False
-            checks.append(_object_check({}, (), not additional))
+            checks.append(object_check({}, (), not additional))
     elif kind is not None:
         schema["type"] = kind
-        checks.append(_SCALAR_CHECKS[kind])
+        checks.append(SCALAR_CHECKS[kind])
     if "oneOf" in node:
         options = node["oneOf"]
         if not isinstance(options, list) or not options:
@@ -167,8 +145,8 @@ def compile_node(
                 raise SpecError(f"{where}.oneOf[{index}]: expected a spec node")
             compiled.append(compile_node(option, f"{where}.oneOf[{index}]", False, _path))
         schema["oneOf"] = [option_schema for option_schema, _ in compiled]
-        checks.append(_one_of_check([check for _, check in compiled]))
-    shape = _all_of(checks)  # what the type and oneOf demand; enum and const must fit it
+        checks.append(one_of_check([check for _, check in compiled]))
+    shape = all_of(checks)  # what the type and oneOf demand; enum and const must fit it
     if "enum" in node:
         values = node["enum"]
         if not isinstance(values, list) or not values:
@@ -176,16 +154,16 @@ def compile_node(
         for index, value in enumerate(values):
             _satisfiable(value, shape, f"{where}.enum[{index}]", _path)
         schema["enum"] = list(values)
-        checks.append(_enum_check(tuple(values)))
+        checks.append(enum_check(tuple(values)))
     if "const" in node:
         _satisfiable(node["const"], shape, f"{where}.const", _path)
         if "enum" in node and not any(json_equal(node["const"], v) for v in node["enum"]):
             raise SpecError(
-                f"{where}.const: {_show(node['const'])} is not one of the enum values, so no "
+                f"{where}.const: {show(node['const'])} is not one of the enum values, so no "
                 "value can match; drop one of them"
             )
         schema["const"] = node["const"]
-        checks.append(_const_check(node["const"]))
+        checks.append(const_check(node["const"]))
     if "description" in node and not isinstance(node["description"], str):
         raise SpecError(f"{where}.description: expected a string")
     if "examples" in node and not isinstance(node["examples"], list):
@@ -197,7 +175,7 @@ def compile_node(
     for key in ("description", "default", "examples"):
         if key in node:
             schema[key] = node[key]
-    return schema, _all_of(checks)
+    return schema, all_of(checks)
 
 
 def check_json(value: Any, where: str, _path: tuple[int, ...] = ()) -> None:
@@ -222,7 +200,7 @@ def check_json(value: Any, where: str, _path: tuple[int, ...] = ()) -> None:
             check_json(item, f"{where}.{key}", _path)
         return
     raise SpecError(
-        f"{where}: {_show(value)} ({type(value).__name__}) is not a JSON value; use null, "
+        f"{where}: {show(value)} ({type(value).__name__}) is not a JSON value; use null, "
         "booleans, numbers, strings, lists and dicts"
     )
 
@@ -232,7 +210,7 @@ def _satisfiable(value: Any, shape: Check, where: str, path: tuple[int, ...]) ->
     issues = shape(value)
     if issues:
         raise SpecError(
-            f"{where}: {_show(value)} can never be valid here "
+            f"{where}: {show(value)} can never be valid here "
             f"({format_issues(finish_paths(issues))})"
         )
 
@@ -260,173 +238,8 @@ def compile_output(spec: Mapping[str, Any], where: str) -> tuple[dict[str, Any],
     return compile_properties(spec, where)
 
 
-def format_issues(issues: list[Issue]) -> str:
-    """``path: message; path: message`` (a root-level issue has no path)."""
-    return "; ".join(f"{path}: {message}" if path else message for path, message in issues)
-
-
-# -- checks ------------------------------------------------------------------------------
-
-
-def _all_of(checks: list[Check]) -> Check:
-    if not checks:
-        return _accept
-    if len(checks) == 1:
-        return checks[0]
-    first, *rest = checks
-
-    def check(value: Any) -> list[Issue] | None:
-        issues = first(value)
-        if issues:  # a type mismatch makes the other constraints noise
-            return issues
-        for other in rest:
-            found = other(value)
-            if found:
-                issues = (issues or []) + found
-        return issues
-
-    return check
-
-
-def _accept(value: Any) -> None:
-    return None
-
-
-def _string(value: Any) -> list[Issue] | None:
-    if isinstance(value, str):
-        return None
-    return [("", f"expected string, got {json_type(value)}")]
-
-
-def _number(value: Any) -> list[Issue] | None:
-    kind = type(value)
-    if kind is float or kind is int or (isinstance(value, int | float) and kind is not bool):
-        return None
-    return [("", f"expected number, got {json_type(value)}")]
-
-
-def _integer(value: Any) -> list[Issue] | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return None
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return None
-    return [("", f"expected integer, got {json_type(value)}")]
-
-
-def _boolean(value: Any) -> list[Issue] | None:
-    if isinstance(value, bool):
-        return None
-    return [("", f"expected boolean, got {json_type(value)}")]
-
-
-def _null(value: Any) -> list[Issue] | None:
-    if value is None:
-        return None
-    return [("", f"expected null, got {json_type(value)}")]
-
-
-_SCALAR_CHECKS: dict[str, Check] = {
-    "string": _string,
-    "number": _number,
-    "integer": _integer,
-    "boolean": _boolean,
-    "null": _null,
-}
-
-
-def _array_check(item_check: Check | None) -> Check:
-    def check(value: Any) -> list[Issue] | None:
-        if not isinstance(value, list):
-            return [("", f"expected array, got {json_type(value)}")]
-        if item_check is None:
-            return None
-        issues: list[Issue] | None = None
-        for index, item in enumerate(value):
-            found = item_check(item)
-            if found:
-                issues = issues or []
-                issues.extend((f"[{index}]{path}", message) for path, message in found)
-        return issues
-
-    return check
-
-
-def _object_check(checks: dict[str, Check], required: tuple[str, ...], closed: bool) -> Check:
-    items = tuple(checks.items())
-
-    def check(value: Any) -> list[Issue] | None:
-        if not isinstance(value, dict):
-            return [("", f"expected object, got {json_type(value)}")]
-        issues: list[Issue] | None = None
-        for key in required:
-            if key not in value:
-                issues = issues or []
-                issues.append((f".{key}", "required property is missing"))
-        for key, item_check in items:
-            if key in value:
-                found = item_check(value[key])
-                if found:
-                    issues = issues or []
-                    issues.extend((f".{key}{path}", message) for path, message in found)
-        if closed:
-            for key in value:
-                if key not in checks:
-                    issues = issues or []
-                    issues.append((f".{key}", "unexpected property (not allowed here)"))
-        return issues
-
-    return check
-
-
-def _one_of_check(options: list[Check]) -> Check:
-    def check(value: Any) -> list[Issue] | None:
-        failures = [option(value) for option in options]
-        matched = sum(1 for failure in failures if not failure)
-        if matched == 1:
-            return None
-        if matched > 1:
-            return [("", f"matches {matched} of the oneOf options; it must match exactly one")]
-        details = " | ".join(format_issues(failure or []) for failure in failures)
-        return [("", f"matches none of the oneOf options ({details})")]
-
-    return check
-
-
-def _enum_check(values: tuple[Any, ...]) -> Check:
-    shown = ", ".join(_show(v) for v in values)
-
-    def check(value: Any) -> list[Issue] | None:
-        if any(json_equal(value, option) for option in values):
-            return None
-        return [("", f"expected one of {shown}, got {_show(value)}")]
-
-    return check
-
-
-def _const_check(expected: Any) -> Check:
-    def check(value: Any) -> list[Issue] | None:
-        if json_equal(value, expected):
-            return None
-        return [("", f"expected {_show(expected)}, got {_show(value)}")]
-
-    return check
-
-
-def _show(value: Any) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _suggest(word: Any, options: Any) -> str:
     if not isinstance(word, str):
         return ""
     close = difflib.get_close_matches(word, list(options), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def finish_paths(issues: list[Issue]) -> list[Issue]:
-    """Turn check-relative paths (``.a[2].b``) into display paths (``a[2].b``)."""
-    return [(path[1:] if path.startswith(".") else path, message) for path, message in issues]

@@ -41,7 +41,7 @@ def issues(definition: ToolDefinition, args: Any) -> str | None:
 def test_each_type(
     node: dict[str, Any], valid: list[Any], invalid: list[Any], message: str
 ) -> None:
-    from harness.tools.schema import json_type
+    from harness.tools.checks import json_type
 
     tool = make({"v": node})
     for value in valid:

@@ -1,0 +1,210 @@
+"""Value checks: closures that validate a value with JSON Schema 2020-12 semantics.
+
+A *check* returns None for a valid value, or every violation as ``(path, message)``; paths are
+built only on failure, so a valid call allocates nothing. :mod:`harness.tools.schema` compiles
+spec nodes into trees of these.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+Issue = tuple[str, str]
+Check = Callable[[Any], list[Issue] | None]
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON Schema defines it: ``1 == 1.0``, but ``true != 1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and bool(a == b)
+
+
+def format_issues(issues: list[Issue]) -> str:
+    """``path: message; path: message`` (a root-level issue has no path)."""
+    return "; ".join(f"{path}: {message}" if path else message for path, message in issues)
+
+
+def all_of(checks: list[Check]) -> Check:
+    if not checks:
+        return accept
+    if len(checks) == 1:
+        return checks[0]
+    first, *rest = checks
+
+    def check(value: Any) -> list[Issue] | None:
+        issues = first(value)
+        if issues:  # a type mismatch makes the other constraints noise
+            return issues
+        for other in rest:
+            found = other(value)
+            if found:
+                issues = (issues or []) + found
+        return issues
+
+    return check
+
+
+def accept(value: Any) -> None:
+    return None
+
+
+def _string(value: Any) -> list[Issue] | None:
+    if isinstance(value, str):
+        return None
+    return [("", f"expected string, got {json_type(value)}")]
+
+
+def _number(value: Any) -> list[Issue] | None:
+    kind = type(value)
+    if kind is float or kind is int or (isinstance(value, int | float) and kind is not bool):
+        return None
+    return [("", f"expected number, got {json_type(value)}")]
+
+
+def _integer(value: Any) -> list[Issue] | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return None
+    return [("", f"expected integer, got {json_type(value)}")]
+
+
+def _boolean(value: Any) -> list[Issue] | None:
+    if isinstance(value, bool):
+        return None
+    return [("", f"expected boolean, got {json_type(value)}")]
+
+
+def _null(value: Any) -> list[Issue] | None:
+    if value is None:
+        return None
+    return [("", f"expected null, got {json_type(value)}")]
+
+
+SCALAR_CHECKS: dict[str, Check] = {
+    "string": _string,
+    "number": _number,
+    "integer": _integer,
+    "boolean": _boolean,
+    "null": _null,
+}
+
+
+def array_check(item_check: Check | None) -> Check:
+    def check(value: Any) -> list[Issue] | None:
+        if not isinstance(value, list):
+            return [("", f"expected array, got {json_type(value)}")]
+        if item_check is None:
+            return None
+        issues: list[Issue] | None = None
+        for index, item in enumerate(value):
+            found = item_check(item)
+            if found:
+                issues = issues or []
+                issues.extend((f"[{index}]{path}", message) for path, message in found)
+        return issues
+
+    return check
+
+
+def object_check(checks: dict[str, Check], required: tuple[str, ...], closed: bool) -> Check:
+    items = tuple(checks.items())
+
+    def check(value: Any) -> list[Issue] | None:
+        if not isinstance(value, dict):
+            return [("", f"expected object, got {json_type(value)}")]
+        issues: list[Issue] | None = None
+        for key in required:
+            if key not in value:
+                issues = issues or []
+                issues.append((f".{key}", "required property is missing"))
+        for key, item_check in items:
+            if key in value:
+                found = item_check(value[key])
+                if found:
+                    issues = issues or []
+                    issues.extend((f".{key}{path}", message) for path, message in found)
+        if closed:
+            for key in value:
+                if key not in checks:
+                    issues = issues or []
+                    issues.append((f".{key}", "unexpected property (not allowed here)"))
+        return issues
+
+    return check
+
+
+def one_of_check(options: list[Check]) -> Check:
+    def check(value: Any) -> list[Issue] | None:
+        failures = [option(value) for option in options]
+        matched = sum(1 for failure in failures if not failure)
+        if matched == 1:
+            return None
+        if matched > 1:
+            return [("", f"matches {matched} of the oneOf options; it must match exactly one")]
+        details = " | ".join(format_issues(failure or []) for failure in failures)
+        return [("", f"matches none of the oneOf options ({details})")]
+
+    return check
+
+
+def enum_check(values: tuple[Any, ...]) -> Check:
+    shown = ", ".join(show(v) for v in values)
+
+    def check(value: Any) -> list[Issue] | None:
+        if any(json_equal(value, option) for option in values):
+            return None
+        return [("", f"expected one of {shown}, got {show(value)}")]
+
+    return check
+
+
+def const_check(expected: Any) -> Check:
+    def check(value: Any) -> list[Issue] | None:
+        if json_equal(value, expected):
+            return None
+        return [("", f"expected {show(expected)}, got {show(value)}")]
+
+    return check
+
+
+def show(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def finish_paths(issues: list[Issue]) -> list[Issue]:
+    """Turn check-relative paths (``.a[2].b``) into display paths (``a[2].b``)."""
+    return [(path[1:] if path.startswith(".") else path, message) for path, message in issues]
