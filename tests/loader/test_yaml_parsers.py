@@ -128,7 +128,8 @@ def test_every_hostile_case_is_refused_at_its_line_by_libyaml(tmp_path: Path) ->
             (note.line, note.message) for note in notes
         ]
         assert found, name
-        assert found[0][0] == line and shown in found[0][1], name
+        assert found[0][0] == line, name
+        assert shown in found[0][1], name
 
 
 def test_deep_block_nesting_is_refused_without_recursing_in_c() -> None:
