@@ -21,10 +21,8 @@ from ..errors import ConfigError
 from .bounds import MAX_DEPTH, REFUSED_TAG, bounded, clean, within_bounds
 from .problems import Problem
 
-try:
-    from yaml._yaml import CParser
-except ImportError:  # PyYAML built without libyaml
-    CParser = None  # type: ignore[assignment,misc]
+WITH_LIBYAML: bool = yaml.__with_libyaml__
+"""Whether PyYAML was built with libyaml (then its C parser reads config files)."""
 
 __all__ = ["LocatedDict", "LocatedList", "Refused", "load_yaml", "load_yaml_text"]
 
@@ -71,11 +69,11 @@ class _PureParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
         yaml.parser.Parser.__init__(self)
 
 
-def _parser(text: str, pure: bool) -> _PureParser | CParser:
-    return _PureParser(text) if pure or CParser is None else CParser(text)
+def _parser(text: str, pure: bool) -> _PureParser | yaml.CBaseLoader:
+    return _PureParser(text) if pure or not WITH_LIBYAML else yaml.CBaseLoader(text)
 
 
-def _events(parser: _PureParser | CParser) -> Iterator[yaml.Event]:
+def _events(parser: _PureParser | yaml.CBaseLoader) -> Iterator[yaml.Event]:
     while parser.check_event():
         event = parser.get_event()
         assert event is not None
@@ -115,15 +113,13 @@ class _Loader(yaml.composer.Composer, _Constructor, yaml.resolver.Resolver):
         self._parser.dispose()
 
 
-if CParser is not None:
+if WITH_LIBYAML:
 
-    class _FastLoader(CParser, _Constructor, yaml.resolver.Resolver):
+    class _FastLoader(yaml.CSafeLoader, _Constructor):
         """libyaml's parser and composer, for text whose events are within the bounds."""
 
         def __init__(self, text: str) -> None:
-            CParser.__init__(self, text)
-            _Constructor.__init__(self)
-            yaml.resolver.Resolver.__init__(self)
+            super().__init__(text)
             self.bad_lines = {}
 
 
@@ -140,9 +136,9 @@ def _loader_for(text: str, pure: bool) -> _Loader | _FastLoader:
     pure-Python parser, so errors are worded as ever and deep nesting is still a located
     refusal. Both keep duplicate-key refusal and line numbers: construction is the same.
     """
-    if pure or CParser is None:
+    if pure or not WITH_LIBYAML:
         return _Loader(text, pure=True)
-    scan = CParser(text)
+    scan = yaml.CBaseLoader(text)
     try:
         safe = within_bounds(_events(scan))
     except yaml.YAMLError:
@@ -195,8 +191,9 @@ _CONSTRUCTORS: dict[str, Any] = {
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG: _construct_mapping,
     yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG: _construct_sequence,
 }
-for _tag, _build in _CONSTRUCTORS.items():  # inherited by both loaders
-    _Constructor.add_constructor(_tag, _build)
+for _tag, _build in _CONSTRUCTORS.items():
+    for _loader in (_Loader, _FastLoader) if WITH_LIBYAML else (_Loader,):
+        _loader.add_constructor(_tag, _build)
 
 
 def load_yaml(path: Path, notes: list[Problem] | None = None, *, pure: bool = False) -> Any:

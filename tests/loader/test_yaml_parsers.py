@@ -104,7 +104,7 @@ YAML_CASES["a bomb over the budget at the top"] = ("top:\n" + BOMB).encode()
 def test_hostile_yaml_is_refused_the_same_by_both_parsers(tmp_path: Path, case: str) -> None:
     path = tmp_path / "cordis.yml"
     path.write_bytes(YAML_CASES[case])
-    results = []
+    results: list[tuple[Any, ...]] = []
     for pure in (False, True):
         notes: list[Any] = []
         try:
