@@ -88,6 +88,15 @@ class McpSurface:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
+        if not tracing_installed():
+            # The SDK wraps every request in an OpenTelemetry span, a fifth of a tools/call's
+            # server time in `python -m bench mcp_http`, and a no-op until a tracer provider
+            # is installed: drop it then (the SDK documents removing it from this list).
+            self.server.middleware = [
+                layer
+                for layer in self.server.middleware
+                if type(layer).__name__ != "OpenTelemetryMiddleware"
+            ]
         # a handshake-era client hears of changes from its handshake on, not from its
         # first request
         self.server.add_notification_handler(
@@ -234,6 +243,14 @@ class McpSurface:
         limits = limits or HttpLimits()
         app = self.http_app(host, token, allow_hosts, limits)
         await serve_app(wrap(app) if wrap is not None else app, host, port, token, limits, on_ready)
+
+
+def tracing_installed() -> bool:
+    """Whether an OpenTelemetry tracer provider is installed (spans would go somewhere)."""
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def connection_of(session: ServerSession) -> Connection:
