@@ -40,6 +40,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "reload/start": ("files",),
     "reload/done": ("report",),
     "reload/failed": ("report",),
+    "reload/problems": ("problems",),
     "agent/event": ("event",),
 }
 """The events harness emits, with the arguments their listeners are called with."""

@@ -14,7 +14,7 @@ serialized. The host is the ``host`` service of its root context, so a plugin ca
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -219,26 +219,43 @@ class Host:
             if not slot.plan.entry.is_group
         }
 
-    def _sources_of(self, slot: _Slot) -> set[Path]:
+    def source_roots(self) -> dict[str, Path | None]:
+        """Each plugin entry's source, the file or package folder it loads by path (None
+        for other plugins): cheap, no file is read (hot reload walks the imports itself)."""
+        return {
+            entry_id: self._root_of(slot)
+            for entry_id, slot in self._slots.items()
+            if not slot.plan.entry.is_group
+        }
+
+    def _root_of(self, slot: _Slot) -> Path | None:
         if slot.resolved is not None and slot.resolved.source is not None:
-            return local_closure(slot.resolved.source)
+            return slot.resolved.source
         name = slot.plan.name
         if name and is_path(name) and not slot.plan.entry.is_group:
-            path = (slot.plan.base / Path(name).expanduser()).resolve()
-            return local_closure(path) if path.exists() else {path}
-        return set()
+            return (slot.plan.base / Path(name).expanduser()).resolve()
+        return None
 
-    async def reload_entries(self, ids: Sequence[str]) -> list[Problem]:
+    def _sources_of(self, slot: _Slot) -> set[Path]:
+        root = self._root_of(slot)
+        if root is None:
+            return set()
+        return local_closure(root) if root.exists() else {root}
+
+    async def reload_entries(
+        self, ids: Sequence[str], changed: Iterable[Path] = ()
+    ) -> list[Problem]:
         """Re-import the code of these entries and swap them in as one transaction.
 
-        The modules of their source files are imported anew, the old fibers disposed and
-        the new code applied with the same config; on an import or apply error the previous
-        modules and fibers are back and the error is returned (and shown by ``problems()``).
+        The modules of their source files (and of the ``changed`` files, such as a helper
+        just deleted) are imported anew, the old fibers disposed and the new code applied
+        with the same config; on an import or apply error the previous modules and fibers
+        are back and the error is returned (and shown by ``problems()``).
         """
         async with self._lock:
             slots = [self._slots[i] for i in ids if i in self._slots]
             slots = [slot for slot in slots if not slot.plan.entry.is_group]
-            stash = Stash(set().union(*(self._sources_of(slot) for slot in slots)))
+            stash = Stash(set(changed).union(*(self._sources_of(slot) for slot in slots)))
 
             def undo() -> None:
                 stash.restore()

@@ -113,7 +113,9 @@ async def _serve(
                         web = console
 
                         def wrap(mcp_app: Any) -> Any:
-                            return console_app(web, mcp_app, serving.bind, serving.token)
+                            return console_app(
+                                web, mcp_app, serving.bind, serving.token, serving.allow_hosts
+                            )
 
                     group.start_soon(
                         lambda: surface.serve_http(

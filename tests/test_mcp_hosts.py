@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
 
 import httpx2
 
 from harness.mcp import allowed_hosts, machine_names
 
+from .helpers import run_harness
 from .test_mcp import ACCEPT, TOKEN, Served, project
 
 HELLO = {
@@ -67,5 +69,28 @@ def test_public_bind_accepts_the_machines_addresses_and_allowed_names(tmp_path: 
             local, json=HELLO, headers={**headers, "Host": f"evil.example:{port}"}
         )
         assert foreign.status_code == 421
+        # the web console on the same port answers to the same names (--allow-host too)
+        console = local.removesuffix("mcp")
+        for name in [*addresses, "tools.example"]:
+            page = httpx2.get(console, headers={**TOKEN, "Host": f"{name}:{port}"})
+            assert page.status_code == 200, (name, page.status_code, page.text)
+            assert "harness" in page.text
+        refused = httpx2.get(console, headers={**TOKEN, "Host": "evil.example"})
+        assert refused.status_code == 421
     finally:
         served.close()
+
+
+def test_busy_port_prints_the_error_and_no_running_banner(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_harness(
+            "run", "-c", str(project(tmp_path)), "--port", str(port), "--no-watch", cwd=tmp_path
+        )
+    assert result.returncode == 1, result.stderr
+    assert f"cannot serve MCP on 127.0.0.1:{port} (is the port in use? try --port)" in result.stderr
+    assert "Ctrl-C" not in result.stderr
+    assert "serving MCP at" not in result.stderr
+    assert "Traceback" not in result.stderr

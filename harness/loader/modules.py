@@ -4,13 +4,16 @@ Plugins loaded by path are imported as modules of a synthetic package per folder
 (``harness_local_<hash>.<stem>``), so two ``tools.py`` in different folders never collide
 and relative imports work. Hot reload takes the modules of changed files out of the import
 system (:class:`Stash`) so the next import reads the files anew, and puts them back when the
-new version is refused.
+new version is refused; forgetting a module also drops its cached bytecode.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.machinery
+import importlib.util
+import os
 import re
 import sys
 import types
@@ -56,13 +59,29 @@ def local_modules_in(files: set[Path]) -> dict[str, Any]:
 
 def forget_modules(modules: dict[str, Any]) -> None:
     """Drop modules from the import system, and from their parent package's attributes
-    (``from . import helper`` would otherwise find the old module there)."""
+    (``from . import helper`` would otherwise find the old module there), and their cached
+    bytecode: a ``.pyc`` is checked against its source's modification time in whole
+    seconds and its size, so an edit of the same size within that second would import the
+    old code."""
     for name in modules:
         sys.modules.pop(name, None)
         parent, _, child = name.rpartition(".")
         package = sys.modules.get(parent)
         if package is not None and getattr(package, child, None) is modules[name]:
             delattr(package, child)
+        forget_bytecode(getattr(modules[name], "__file__", None))
+
+
+def forget_bytecode(source: str | None) -> None:
+    """Remove the cached bytecode of ``source``, if any (the next import compiles it)."""
+    if not source or not source.endswith(".py"):
+        return
+    try:
+        cached = importlib.util.cache_from_source(source)
+    except (NotImplementedError, ValueError):  # no cache tag, or an odd name
+        return
+    with contextlib.suppress(OSError):
+        os.unlink(cached)
 
 
 def _put_back(modules: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .console import WebConsole
@@ -9,9 +10,19 @@ from .routes import build_app
 from .security import WebGate
 
 
-def console_app(console: WebConsole, mcp_app: Any, bind: str, token: str | None) -> Any:
-    """One ASGI app: ``/mcp`` → ``mcp_app``; the rest → the console, behind its gate."""
-    web = WebGate(build_app(console), bind, token)
+def console_app(
+    console: WebConsole,
+    mcp_app: Any,
+    bind: str,
+    token: str | None,
+    allow_hosts: Sequence[str] = (),
+) -> Any:
+    """One ASGI app: ``/mcp`` → ``mcp_app``; the rest → the console, behind its gate.
+
+    The gate accepts the same Host names as the MCP endpoint: the bind address's own and
+    ``allow_hosts`` (``--allow-host``).
+    """
+    web = WebGate(build_app(console), bind, token, allow_hosts=allow_hosts)
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] != "lifespan" else "/mcp"

@@ -25,12 +25,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 
-from ..mcp import _allowed_hosts
+from ..mcp import allowed_hosts
 
 COOKIE = "harness_console"
 MAX_BODY = 1024 * 1024
@@ -53,7 +54,7 @@ def cookie_value(token: str) -> str:
 
 
 def host_allowed(host: str, patterns: list[str]) -> bool:
-    """True when the Host header matches one of ``_allowed_hosts``' ``name:*`` patterns."""
+    """True when the Host header matches one of :func:`allowed_hosts`' patterns."""
     for pattern in patterns:
         base = pattern.removesuffix(":*")
         if host == base or (host.startswith(base + ":") and host[len(base) + 1 :].isdigit()):
@@ -65,10 +66,15 @@ class WebGate:
     """ASGI middleware applying the console's security rules (see the module docstring)."""
 
     def __init__(
-        self, app: Any, bind: str, token: str | None = None, max_body: int = MAX_BODY
+        self,
+        app: Any,
+        bind: str,
+        token: str | None = None,
+        max_body: int = MAX_BODY,
+        allow_hosts: Sequence[str] = (),
     ) -> None:
         self.app = RequestBodyLimitMiddleware(app, max_body)
-        self.hosts = _allowed_hosts(bind)
+        self.hosts = allowed_hosts(bind, allow_hosts)
         self.token = token
         self.cookie = cookie_value(token) if token else None
 

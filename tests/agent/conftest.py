@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import yaml
 
@@ -106,6 +107,35 @@ async def turn(session: Any, text: str) -> list[dict[str, Any]]:
 
 def kinds(events: list[dict[str, Any]]) -> list[str]:
     return [event["type"] for event in events if event["type"] != "assistant/delta"]
+
+
+ONE_TOOL_TURN = [
+    "turn/start",
+    "step/start",
+    "assistant/message",
+    "tool/call",
+    "tool/result",
+    "step/end",
+    "step/start",
+    "assistant/message",
+    "step/end",
+    "turn/end",
+]
+"""The events of a turn whose first step calls one tool and whose second answers."""
+
+
+async def send_cancelling(
+    session: Any, text: str, tool: str, started: Any, cancel: Any
+) -> list[dict[str, Any]]:
+    """The events of one turn; once ``tool`` is called and ``started`` is set, ``cancel(id)``."""
+    events = []
+    with anyio.fail_after(20):
+        async for event in session.send(text):
+            events.append(event)
+            if event["type"] == "tool/call" and event["name"] == tool:
+                await started.wait()
+                assert cancel(event["id"]) is True
+    return events
 
 
 @pytest.fixture

@@ -11,7 +11,17 @@ import pytest
 from harness import Host
 from harness.testing import Fault, Reply, Rule, ScriptedServer, call
 
-from .conftest import SLOW_PLUGIN, config_file, entry, git_repo, kinds, turn, write
+from .conftest import (
+    ONE_TOOL_TURN,
+    SLOW_PLUGIN,
+    config_file,
+    entry,
+    git_repo,
+    kinds,
+    send_cancelling,
+    turn,
+    write,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -34,18 +44,7 @@ async def test_seed_scenario_git_log_then_an_unrelated_question(
     async with Host(config) as host:
         session = host.ctx.agent.session()
         events = await turn(session, f"帮我看下 {repo} 这个仓库最近的提交")
-        assert kinds(events) == [
-            "turn/start",
-            "step/start",
-            "assistant/message",
-            "tool/call",
-            "tool/result",
-            "step/end",
-            "step/start",
-            "assistant/message",
-            "step/end",
-            "turn/end",
-        ]
+        assert kinds(events) == ONE_TOOL_TURN
         assert [e["seq"] for e in events if "seq" in e] == list(range(1, 11))
         message = events[2]
         assert message["tool_calls"] == [
@@ -241,13 +240,9 @@ async def test_cancel_during_a_running_tool(tmp_path: Path, server: ScriptedServ
         session = host.ctx.agent.session()
         started = anyio.Event()
         host.ctx.on("test/started", lambda args: started.set())
-        events = []
-        with anyio.fail_after(20):
-            async for event in session.send("wait for it"):
-                events.append(event)
-                if event["type"] == "tool/call" and event["name"] == "slow":
-                    await started.wait()
-                    assert session.cancel() is True
+        events = await send_cancelling(
+            session, "wait for it", "slow", started, lambda _id: session.cancel()
+        )
         assert events[-1]["type"] == "turn/end"
         assert events[-1]["reason"] == "cancelled"
         results = {e["id"]: e["result"] for e in events if e["type"] == "tool/result"}
@@ -285,13 +280,7 @@ async def test_cancel_call_stops_one_call_and_the_step_goes_on(
         session = host.ctx.agent.session()
         started = anyio.Event()
         host.ctx.on("test/started", lambda args: started.set())
-        events = []
-        with anyio.fail_after(20):
-            async for event in session.send("wait"):
-                events.append(event)
-                if event["type"] == "tool/call" and event["name"] == "slow":
-                    await started.wait()
-                    assert session.cancel_call(event["id"]) is True
+        events = await send_cancelling(session, "wait", "slow", started, session.cancel_call)
     results = [e["result"] for e in events if e["type"] == "tool/result"]
     assert [r["code"] for r in results] == ["cancelled", None]
     assert events[-1]["reason"] == "done"

@@ -14,7 +14,7 @@ import yaml
 
 from harness import Host
 
-from .conftest import PLUGINS, SLOW_PLUGIN, write
+from .conftest import ONE_TOOL_TURN, PLUGINS, SLOW_PLUGIN, kinds, send_cancelling, write
 
 pytestmark = pytest.mark.anyio
 
@@ -54,23 +54,11 @@ async def test_a_turn_with_a_tool_call(tmp_path: Path) -> None:
     async with Host(config(tmp_path, "echo")) as host:
         session = host.ctx.agent.session()
         events = [event async for event in session.send("hello")]
-    kinds = [e["type"] for e in events if e["type"] != "assistant/delta"]
-    assert kinds == [
-        "turn/start",
-        "step/start",
-        "assistant/message",
-        "tool/call",
-        "tool/result",
-        "step/end",
-        "step/start",
-        "assistant/message",
-        "step/end",
-        "turn/end",
-    ]
+    assert kinds(events) == ONE_TOOL_TURN
     assert events[-1]["reason"] == "done"
     assert events[-2]["usage"] == {"total_tokens": len('The tool said {"text":"Echo: hello"}')}
     log = tmp_path / "sessions" / f"{session.id}.jsonl"
-    assert len(log.read_text().splitlines()) == len(kinds)
+    assert len(log.read_text().splitlines()) == len(ONE_TOOL_TURN)
 
 
 async def test_cancelling_a_running_tool(tmp_path: Path) -> None:
@@ -78,13 +66,9 @@ async def test_cancelling_a_running_tool(tmp_path: Path) -> None:
         started = anyio.Event()
         host.ctx.on("test/started", lambda args: started.set())
         session = host.ctx.agent.session()
-        events = []
-        with anyio.fail_after(20):
-            async for event in session.send("wait"):
-                events.append(event)
-                if event["type"] == "tool/call":
-                    await started.wait()
-                    session.cancel()
+        events = await send_cancelling(
+            session, "wait", "slow", started, lambda _id: session.cancel()
+        )
     assert events[-1]["reason"] == "cancelled"
     result = next(e for e in events if e["type"] == "tool/result")["result"]
     assert result["code"] == "cancelled"

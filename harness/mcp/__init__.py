@@ -1,0 +1,65 @@
+"""Serving the registry over MCP, with the official SDK's low-level server.
+
+One concept per module: :mod:`.surface` (the server and its notifications), :mod:`.catalog`
+(the registry in MCP's format and its revision), :mod:`.approval` (elicitation and the sealed
+``requestState``), :mod:`.results` (tool results as MCP content), :mod:`.hosts` (bind and
+``Host`` checks, standard library only) and :mod:`.http` (the streamable HTTP transport).
+
+Names are re-exported lazily, so ``from harness.mcp import check_bind`` does not load the SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .approval import APPROVAL_KEY, McpApproval
+    from .catalog import Catalog
+    from .hosts import allowed_hosts, check_bind, is_loopback, machine_names
+    from .http import BearerGate
+    from .results import to_mcp_result
+    from .surface import McpSurface, connection_of
+
+    _Catalog = Catalog
+    _allowed_hosts = allowed_hosts
+
+_HOMES = {
+    "APPROVAL_KEY": "approval",
+    "McpApproval": "approval",
+    "Catalog": "catalog",
+    "_Catalog": "catalog",
+    "allowed_hosts": "hosts",
+    "_allowed_hosts": "hosts",
+    "check_bind": "hosts",
+    "is_loopback": "hosts",
+    "machine_names": "hosts",
+    "BearerGate": "http",
+    "to_mcp_result": "results",
+    "McpSurface": "surface",
+    "connection_of": "surface",
+}
+
+__all__ = [
+    "APPROVAL_KEY",
+    "BearerGate",
+    "Catalog",
+    "McpApproval",
+    "McpSurface",
+    "allowed_hosts",
+    "check_bind",
+    "connection_of",
+    "is_loopback",
+    "machine_names",
+    "to_mcp_result",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # ``_Catalog`` and ``_allowed_hosts`` are the names older imports used
+    value = getattr(importlib.import_module(f".{home}", __name__), name.lstrip("_"))
+    globals()[name] = value
+    return value

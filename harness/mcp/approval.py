@@ -1,0 +1,86 @@
+"""Approvals over MCP: the client's user decides, through elicitation."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
+from ..tools.calls import ToolCall
+
+_log = logging.getLogger("harness.mcp")
+APPROVAL_KEY = "harness/approval"
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {
+            "type": "boolean",
+            "title": "Approve",
+            "description": "Run this tool call?",
+            "default": True,
+        }
+    },
+}
+
+
+class McpApproval:
+    """The approval of one MCP request: the client's user decides, through elicitation.
+
+    Handshake-era connections get an ``elicitation/create`` request while the call waits. On
+    2026-07-28 connections the first round answers :class:`Pending`: the call ends as an
+    ``InputRequiredResult`` whose ``requestState`` is sealed to the call's name and canonical
+    arguments (:class:`~harness.tools.approval.CallSeal`); the client's next round carries the
+    answer in ``inputResponses`` with that state, and only then is it read. An answer without
+    a valid state for this exact call, or a state used before, approves nothing.
+    """
+
+    def __init__(self, ctx: Any, params: types.CallToolRequestParams, seal: CallSeal) -> None:
+        self.ctx = ctx
+        self.params = params
+        self.seal = seal
+
+    async def request(self, call: ToolCall, reason: str) -> ApprovalAnswer:
+        """Ask the client's user; Approved, Denied, or Pending (a later round answers)."""
+        capabilities = self.ctx.session.client_capabilities
+        if capabilities is None or capabilities.elicitation is None:
+            return Denied(
+                "approval needed, and this MCP client cannot ask its user (no elicitation)"
+            )
+        message = prompt(call, reason)
+        if self.ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            answer = await self.ctx.session.elicit_form(
+                message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id
+            )
+            return _accepted(answer)
+        state = self.params.request_state
+        if state is None:
+            # A first round: ask. inputResponses sent without our state are not an answer.
+            request = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(
+                    message=message, requested_schema=APPROVAL_SCHEMA
+                )
+            )
+            return Pending(message, request)
+        try:
+            self.seal.open(state, call)
+        except SealError as exc:
+            _log.warning("refused an MCP approval for tool %r: %s", call.name, exc)
+            return Denied(str(exc))
+        return _accepted((self.params.input_responses or {}).get(APPROVAL_KEY))
+
+
+def _accepted(answer: Any) -> Approved | Denied:
+    """Only an accepted form whose ``approve`` is the boolean True approves."""
+    if isinstance(answer, dict):
+        try:
+            answer = types.ElicitResult.model_validate(answer)
+        except ValueError:
+            return Denied("the client's answer is not an elicitation result")
+    if not isinstance(answer, types.ElicitResult) or answer.action != "accept":
+        return Denied("the user declined")
+    if (answer.content or {}).get("approve") is not True:
+        return Denied("the user did not approve")
+    return Approved()

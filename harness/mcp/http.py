@@ -1,0 +1,142 @@
+"""The streamable HTTP transport: the SDK's app behind harness's gates, served by uvicorn.
+
+Requests must name an allowed host (:func:`~harness.mcp.hosts.allowed_hosts`), else 421; the
+Origin must be one of them; with a token, ``Authorization: Bearer`` is required (401). The
+limits of :class:`~harness.http_limits.HttpLimits` shed slow and flooding clients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+from mcp.server.lowlevel.server import Server
+from mcp.server.transport_security import TransportSecuritySettings
+
+from ..errors import HarnessError
+from ..http_limits import BodyTimeout, HttpLimits, SessionsPerClient, header_timeout_protocol
+from .hosts import allowed_hosts, check_bind, url_host
+
+
+def streamable_app(
+    server: Server[Any],
+    host: str,
+    token: str | None = None,
+    allow_hosts: Sequence[str] = (),
+    limits: HttpLimits | None = None,
+) -> Any:
+    """The streamable HTTP app of ``server`` (path ``/mcp``), Origin-checked, token-gated
+    when ``token`` is set, with the body timeout, idle-session bound and per-client session
+    count of ``limits``."""
+    limits = limits or HttpLimits()
+    hosts = allowed_hosts(host, allow_hosts)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{entry}" for entry in hosts]
+        + [f"https://{entry}" for entry in hosts],
+    )
+    app: Any = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        transport_security=security,
+        host=host,
+        session_idle_timeout=limits.idle_session,
+    )
+    app = SessionsPerClient(app, limits.sessions_per_client, limits.idle_session)
+    app = BodyTimeout(app, limits.body_timeout)
+    return BearerGate(app, token) if token else app
+
+
+async def serve_app(
+    app: Any,
+    host: str,
+    port: int,
+    token: str | None,
+    limits: HttpLimits,
+    on_ready: Callable[[str], object] | None = None,
+) -> None:
+    """Serve ``app`` with uvicorn until cancelled; refuses a public bind without a token."""
+    check_bind(host, token)
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=header_timeout_protocol(limits.header_timeout),
+        log_level="warning",
+        lifespan="on",
+    )
+    server = _quiet_server(config)
+    failed: list[str] = []
+
+    async def run_server() -> None:
+        # Shielded: on Ctrl-C the server is asked to exit and closes its connections
+        # cleanly, instead of being cancelled mid-request.
+        with anyio.CancelScope(shield=True):
+            try:
+                await server.serve()
+            except SystemExit:  # uvicorn exits this way when it cannot bind
+                failed.append("bind")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run_server)
+        try:
+            while not server.started:
+                if failed or server.should_exit:
+                    raise HarnessError(
+                        f"cannot serve MCP on {host}:{port} (is the port in use? try --port)"
+                    )
+                await anyio.sleep(0.01)
+            sockets = server.servers[0].sockets if server.servers else []
+            bound = sockets[0].getsockname()[1] if sockets else port
+            if on_ready is not None:
+                on_ready(f"http://{url_host(host)}:{bound}/mcp")
+            await anyio.sleep_forever()
+        finally:
+            server.should_exit = True
+
+
+class BearerGate:
+    """ASGI middleware: HTTP requests need ``Authorization: Bearer <token>``, else 401."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def _quiet_server(config: Any) -> Any:
+    """A uvicorn server without its own signal handlers: the harness CLI owns Ctrl-C."""
+    import uvicorn
+
+    class Quiet(uvicorn.Server):
+        def install_signal_handlers(self) -> None:
+            return None
+
+        def capture_signals(self) -> Any:
+            return contextlib.nullcontext()
+
+    return Quiet(config)

@@ -1,0 +1,44 @@
+"""Tool results in MCP's shape: content blocks and ``structuredContent``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+
+from ..gateway.results import mcp_block
+from ..tools.calls import ToolResult
+
+
+def to_mcp_result(result: ToolResult) -> types.CallToolResult:
+    """A ToolResult as MCP's CallToolResult."""
+    if not result.ok:
+        message = result.error or "the tool call failed"
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=message)], is_error=True
+        )
+    value = result.result
+    structured = value if isinstance(value, dict) else {"result": value}
+    return types.CallToolResult(
+        content=[_block(block) for block in result.content], structured_content=structured
+    )
+
+
+def _block(block: dict[str, Any]) -> Any:
+    kind = block.get("type")
+    if kind == "image" and isinstance(block.get("data"), str):
+        return types.ImageContent(type="image", data=block["data"], mime_type=block["mime_type"])
+    if kind == "image" and isinstance(block.get("url"), str):
+        return types.ResourceLink(
+            type="resource_link",
+            uri=block["url"],
+            name=block.get("name") or "image",
+            mime_type=block.get("mime_type"),
+        )
+    if kind == "text":
+        return types.TextContent(type="text", text=block["text"])
+    converted = mcp_block(block)  # audio, resource links and embedded resources
+    if converted is not None:
+        return converted
+    return types.TextContent(type="text", text=json.dumps(block, ensure_ascii=False))

@@ -1,0 +1,225 @@
+"""Serving the registry over MCP, with the official SDK's low-level server.
+
+``tools/list`` is the registry in the MCP format; ``tools/call`` runs the full pipeline. A
+success returns the rendered content and ``structuredContent`` (the canonical value, wrapped
+as ``{"result": value}`` when it is not an object); a failure — an unknown tool included —
+is a result with ``isError: true`` and the model-facing message, never a JSON-RPC error.
+
+Registry changes are announced (debounced) with ``notifications/tools/list_changed`` on
+handshake-era connections and as ``ToolsListChanged`` events on 2026-07-28
+``subscriptions/listen`` streams. ``ask`` decisions become an elicitation: a server-to-client
+request on handshake-era connections, an ``InputRequiredResult`` round trip on 2026-07-28
+ones; clients without elicitation get a denial saying approval is needed. A client's
+cancellation cancels the running call.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import weakref
+from collections.abc import Sequence
+from typing import Any, BinaryIO
+
+import anyio
+import mcp_types as types
+from mcp.server.connection import Connection
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import __version__
+from ..context import Context
+from ..errors import HarnessError
+from ..http_limits import HttpLimits
+from ..service import unwrap
+from ..tools.approval import CallSeal
+from ..tools.calls import ToolCall
+from ..tools.service import ToolsService
+from .approval import APPROVAL_KEY, McpApproval
+from .catalog import Catalog
+from .hosts import check_bind
+from .http import serve_app, streamable_app
+from .results import to_mcp_result
+
+_log = logging.getLogger("harness.mcp")
+NOTIFY_DELAY = 0.05
+"""Seconds registry changes are gathered before one list_changed goes out."""
+
+
+class _Server(Server[Any]):
+    """The low-level server, announcing ``tools.listChanged`` on handshake-era connections."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+class McpSurface:
+    """The tools of a root context, served over MCP."""
+
+    def __init__(self, root: Context, name: str = "harness") -> None:
+        self.root = root
+        self.bus = InMemorySubscriptionBus()
+        self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.notifications = 0
+        self._dirty = False
+        self._catalog: Catalog | None = None
+        """The tools/list answer and each tool's input schema, until the registry changes."""
+        self.seal = CallSeal()
+        self.server = _Server(
+            name,
+            version=__version__,
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+
+    @property
+    def tools(self) -> ToolsService:
+        """The tools service of the root."""
+        service: ToolsService = self.root.tools
+        return service
+
+    def catalog(self) -> Catalog:
+        """The registry in the MCP format, built once per registry change."""
+        tools = unwrap(self.root.tools)
+        catalog = self._catalog
+        if catalog is None or catalog.service is not tools:
+            catalog = self._catalog = Catalog.of(tools)
+        return catalog
+
+    def attach(self) -> None:
+        """Listen for registry changes (approvals go to the client of each call)."""
+        self.root.on("tools/change", self._changed)
+
+    # -- handlers --------------------------------------------------------------------------
+
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        self._remember(ctx)
+        return self.catalog().listing
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        # The SDK checks a call's Mcp-Param headers against this before dispatching it.
+        return self.catalog().inputs.get(name)
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        self._remember(ctx)
+        call = ToolCall(str(ctx.request_id), params.name, params.arguments or {})
+        # The client's user decides (elicitation); a plugin's ``approval`` service (the
+        # agent's broker, the web console) answers only for clients that cannot ask.
+        capabilities = ctx.session.client_capabilities
+        asks = capabilities is not None and capabilities.elicitation is not None
+        approval = (
+            McpApproval(ctx, params, self.seal)
+            if asks or self.root.get("approval") is None
+            else None
+        )
+        result = await unwrap(self.root.tools).execute(call, approval=approval)  # one look-up
+        if result.code == "approval_pending" and result.pending is not None:
+            return types.InputRequiredResult(
+                input_requests={APPROVAL_KEY: result.pending.data},
+                request_state=self.seal.seal(call),
+            )
+        return to_mcp_result(result)
+
+    # -- notifications ---------------------------------------------------------------------
+
+    def _remember(self, ctx: Any) -> None:
+        # ctx.session is a per-request proxy; notifications outlive the request, so keep
+        # the connection behind it (weakly: a closed connection drops out by itself).
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self.connections.add(connection_of(ctx.session))
+
+    def _changed(self, kind: str, name: str) -> None:
+        self._catalog = None
+        if not self._dirty and not self.root.is_disposed:
+            self._dirty = True
+            self.root.start_soon(self._notify)
+
+    async def _notify(self) -> None:
+        await anyio.sleep(NOTIFY_DELAY)
+        self._dirty = False
+        self.notifications += 1
+        await self.bus.publish(ToolsListChanged())
+        for connection in list(self.connections):
+            try:
+                await connection.send_tool_list_changed()
+            except Exception as exc:  # a closed connection: forget it
+                _log.debug("dropping an MCP connection: %s", exc)
+                self.connections.discard(connection)
+
+    # -- transports ------------------------------------------------------------------------
+
+    async def serve_stdio(self, wire: BinaryIO | None = None) -> None:
+        """Serve over stdin and stdout (or the binary file ``wire``, see
+        :func:`harness.serving.protocol_stdout`) until the client disconnects."""
+        from mcp.server.stdio import stdio_server
+
+        stdout = None
+        if wire is not None:
+            text = io.TextIOWrapper(wire, encoding="utf-8", newline="\n", write_through=True)
+            stdout = anyio.wrap_file(text)
+        async with stdio_server(stdout=stdout) as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+    def http_app(
+        self,
+        host: str,
+        token: str | None = None,
+        allow_hosts: Sequence[str] = (),
+        limits: HttpLimits | None = None,
+    ) -> Any:
+        """The streamable HTTP app (path ``/mcp``), see :func:`~harness.mcp.http.streamable_app`."""
+        return streamable_app(self.server, host, token, allow_hosts, limits)
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+        token: str | None = None,
+        on_ready: Any = None,
+        wrap: Any = None,
+        allow_hosts: Sequence[str] = (),
+        limits: HttpLimits | None = None,
+    ) -> None:
+        """Serve streamable HTTP until cancelled; refuses a public bind without a token.
+
+        ``wrap``, when given, turns the MCP app into the app served (the web console
+        mounts itself this way, beside ``/mcp``).
+        """
+        check_bind(host, token)
+        limits = limits or HttpLimits()
+        app = self.http_app(host, token, allow_hosts, limits)
+        await serve_app(wrap(app) if wrap is not None else app, host, port, token, limits, on_ready)
+
+
+def connection_of(session: ServerSession) -> Connection:
+    """The connection behind a per-request ``ServerSession``.
+
+    A private attribute of the MCP SDK: handlers get a session made for one request, and
+    no public way to its ``Connection``, which outlives the request and is what later
+    ``list_changed`` notifications go through (keeping sessions instead would notify a
+    connection once per request it made). ``tests/test_private_apis.py`` fails when the
+    SDK changes this; here a change fails loudly rather than silently dropping notices.
+    """
+    connection = getattr(session, "_connection", None)
+    if not isinstance(connection, Connection):
+        raise HarnessError(
+            f"the MCP SDK's ServerSession no longer holds its Connection as _connection "
+            f"(got {type(connection).__name__}); harness.mcp.connection_of needs updating"
+        )
+    return connection
