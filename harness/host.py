@@ -191,11 +191,15 @@ class Host:
         try:
             loaded = read_config(self.config_path, self.patches, self.overrides, self.lenient)
         except HarnessError as exc:
-            if not self.lenient or self.loaded is not None:
-                raise
-            self._fatal = list(getattr(exc, "problems", ())) or [
+            problems = list(getattr(exc, "problems", ())) or [
                 Problem.at(self.config_path, None, None, str(exc))
             ]
+            if self.loaded is not None:  # the running config is kept: problems() says why
+                self._fatal = problems
+                raise
+            if not self.lenient:
+                raise
+            self._fatal = problems
             return
         self._fatal = []
         self.loaded = loaded
