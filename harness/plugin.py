@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,8 @@ def learned_provides(plugin: Any) -> tuple[str, ...]:
         functions = [plugin.apply]
     names: list[str] = []
     for function in functions:
+        if not _may_provide(getattr(function, "__code__", None)):
+            continue  # reading and parsing the source would find nothing
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
         except (OSError, TypeError, SyntaxError, ValueError):
@@ -137,6 +140,21 @@ def learned_provides(plugin: Any) -> tuple[str, ...]:
             if wanted and literals and literals[0] not in names:
                 names.append(literals[0])
     return tuple(names)
+
+
+def _may_provide(code: Any) -> bool:
+    """False when ``code`` (and the code nested in it) names no ``provide`` and no
+    ``super().__init__``: then its source holds no call :func:`learned_provides` looks for."""
+    if not isinstance(code, types.CodeType):
+        return True
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        names = current.co_names
+        if "provide" in names or ("super" in names and "__init__" in names):
+            return True
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return False
 
 
 def parse_inject(value: Any, plugin_name: str) -> dict[str, bool]:

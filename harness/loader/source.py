@@ -2,13 +2,14 @@
 
 Mappings load as :class:`LocatedDict` (``line`` of the mapping, ``lines[key]`` of each key)
 and sequences as :class:`LocatedList`; scalars load as usual (safe loading only). A
-duplicate key is an error, not a silent overwrite.
+duplicate key is an error, not a silent overwrite. Every bound of :mod:`.bounds` holds
+whichever parser reads the text: libyaml's (C) where PyYAML was built with it, else the
+pure-Python one (see :func:`_loader_for`).
 """
 
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,13 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
+from .bounds import MAX_DEPTH, REFUSED_TAG, bounded, clean, within_bounds
 from .problems import Problem
+
+WITH_LIBYAML: bool = yaml.__with_libyaml__
+"""Whether PyYAML was built with libyaml (then its C parser reads config files)."""
+
+__all__ = ["LocatedDict", "LocatedList", "Refused", "load_yaml", "load_yaml_text"]
 
 
 class LocatedDict(dict[Any, Any]):
@@ -38,16 +45,6 @@ class LocatedList(list[Any]):
     lines: list[int]
 
 
-MAX_DEPTH = 64
-"""Deepest nesting of mappings and sequences in a config file."""
-MAX_NODES = 200_000
-"""Most nodes a config file may hold once its aliases are expanded."""
-_NON_PRINTABLE = re.compile(
-    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-)
-_REFUSED_TAG = "tag:harness,2026:refused"
-
-
 @dataclass(frozen=True, slots=True)
 class Refused:
     """A value that was not loaded: where it stands and why."""
@@ -56,14 +53,43 @@ class Refused:
     message: str
 
 
-class _Loader(yaml.SafeLoader):
+class _Constructor(yaml.constructor.SafeConstructor):
+    """Safe construction into located values; what both loaders share."""
+
     file: str = "<string>"
     bad_lines: dict[int, str]
 
+
+class _PureParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+    """PyYAML's pure-Python parser, alone: text in, events out."""
+
     def __init__(self, text: str) -> None:
-        super().__init__(text)
+        yaml.reader.Reader.__init__(self, text)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+def _parser(text: str, pure: bool) -> _PureParser | yaml.CBaseLoader:
+    return _PureParser(text) if pure or not WITH_LIBYAML else yaml.CBaseLoader(text)
+
+
+def _events(parser: _PureParser | yaml.CBaseLoader) -> Iterator[yaml.Event]:
+    while parser.check_event():
+        event = parser.get_event()
+        assert event is not None
+        yield event
+
+
+class _Loader(yaml.composer.Composer, _Constructor, yaml.resolver.Resolver):
+    """PyYAML's composer reading a parser's events through :func:`~.bounds.bounded`."""
+
+    def __init__(self, text: str, pure: bool) -> None:
+        yaml.composer.Composer.__init__(self)
+        _Constructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
         self.bad_lines = {}
-        self._stream: Iterator[yaml.Event] = _bounded(self, _events(self))
+        self._parser = _parser(text, pure)
+        self._stream: Iterator[yaml.Event] = bounded(_events(self._parser))
         self._next: yaml.Event | None = None
 
     # The composer reads events through these three: they serve the bounded stream.
@@ -83,73 +109,50 @@ class _Loader(yaml.SafeLoader):
         self._next = None
         return event
 
-
-def _events(loader: _Loader) -> Iterator[yaml.Event]:
-    while yaml.parser.Parser.check_event(loader):
-        event: yaml.Event = yaml.parser.Parser.get_event(loader)  # type: ignore[no-untyped-call]
-        yield event
+    def dispose(self) -> None:
+        self._parser.dispose()
 
 
-def _refused_event(event: yaml.Event, message: str) -> yaml.ScalarEvent:
-    return yaml.ScalarEvent(
-        None, _REFUSED_TAG, (False, False), message, event.start_mark, event.end_mark
-    )
+if WITH_LIBYAML:
+
+    class _FastLoader(yaml.CSafeLoader, _Constructor):
+        """libyaml's parser and composer, for text whose events are within the bounds."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__(text)
+            self.bad_lines = {}
 
 
-def _bounded(loader: _Loader, events: Iterator[yaml.Event]) -> Iterator[yaml.Event]:
-    """The parser's events, with too-deep nodes and over-budget aliases made Refused."""
-    sizes: dict[str, int] = {}
-    open_nodes: list[tuple[str | None, int]] = []  # (anchor, expanded size so far)
-    total = 0
-    for event in events:
-        if isinstance(event, yaml.CollectionStartEvent):
-            if len(open_nodes) >= MAX_DEPTH:
-                depth = 1
-                for inner in events:  # drop the whole too-deep node
-                    if isinstance(inner, yaml.CollectionStartEvent):
-                        depth += 1
-                    elif isinstance(inner, yaml.CollectionEndEvent):
-                        depth -= 1
-                        if depth == 0:
-                            break
-                total += 1
-                yield _refused_event(
-                    event, f"nested deeper than {MAX_DEPTH} levels; flatten this value"
-                )
-                continue
-            open_nodes.append((event.anchor, 1))
-            total += 1
-        elif isinstance(event, yaml.CollectionEndEvent):
-            anchor, size = open_nodes.pop()
-            if anchor is not None:
-                sizes[anchor] = size
-            if open_nodes:
-                parent_anchor, parent_size = open_nodes[-1]
-                open_nodes[-1] = (parent_anchor, parent_size + size)
-        elif isinstance(event, yaml.AliasEvent | yaml.ScalarEvent):
-            aliased = isinstance(event, yaml.AliasEvent) and event.anchor is not None
-            size = sizes.get(event.anchor or "", 1) if aliased else 1
-            if total + size > MAX_NODES:
-                event = _refused_event(
-                    event,
-                    f"aliases here would expand the file past {MAX_NODES} values (an alias "
-                    "bomb?); write the values out or use fewer aliases",
-                )
-                size = 1
-            elif isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
-                sizes[event.anchor] = 1
-            total += size
-            if open_nodes:
-                anchor, so_far = open_nodes[-1]
-                open_nodes[-1] = (anchor, so_far + size)
-        yield event
+def _loader_for(text: str, pure: bool) -> _Loader | _FastLoader:
+    """libyaml's composer when it can be used safely, else the bounded composer.
+
+    libyaml's composer builds the node graph in C, out of reach of the bounded event
+    stream, and recurses in C for each level of nesting. So the text is parsed once by
+    libyaml for its events alone, checked against every bound (:func:`~.bounds.within_bounds`:
+    nesting depth and the expanded size of aliases), and only text that passes is composed
+    by libyaml; anything a bound would refuse takes the bounded composer, which turns each
+    refused value into a :class:`Refused` at its line. Text libyaml cannot parse (a syntax
+    error, or block nesting past libyaml's own limit of 1000 levels) is read by the
+    pure-Python parser, so errors are worded as ever and deep nesting is still a located
+    refusal. Both keep duplicate-key refusal and line numbers: construction is the same.
+    """
+    if pure or not WITH_LIBYAML:
+        return _Loader(text, pure=True)
+    scan = yaml.CBaseLoader(text)
+    try:
+        safe = within_bounds(_events(scan))
+    except yaml.YAMLError:
+        return _Loader(text, pure=True)
+    finally:
+        scan.dispose()
+    return _FastLoader(text) if safe else _Loader(text, pure=False)
 
 
-def _construct_refused(loader: _Loader, node: yaml.ScalarNode) -> Refused:
+def _construct_refused(loader: _Constructor, node: yaml.ScalarNode) -> Refused:
     return Refused(node.start_mark.line + 1, str(node.value))
 
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LocatedDict:
+def _construct_mapping(loader: _Constructor, node: yaml.MappingNode) -> LocatedDict:
     loader.flatten_mapping(node)
     mapping = LocatedDict()
     mapping.line = node.start_mark.line + 1
@@ -167,14 +170,14 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LocatedDict:
     return mapping
 
 
-def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LocatedList:
+def _construct_sequence(loader: _Constructor, node: yaml.SequenceNode) -> LocatedList:
     items = LocatedList(_value(loader, child) for child in node.value)
     items.line = node.start_mark.line + 1
     items.lines = [child.start_mark.line + 1 for child in node.value]
     return items
 
 
-def _value(loader: _Loader, node: yaml.Node) -> Any:
+def _value(loader: _Constructor, node: yaml.Node) -> Any:
     if isinstance(node, yaml.ScalarNode) and loader.bad_lines:
         first, last = node.start_mark.line + 1, node.end_mark.line + 1
         for line in range(first, last + 1):
@@ -183,15 +186,21 @@ def _value(loader: _Loader, node: yaml.Node) -> Any:
     return loader.construct_object(node, deep=True)
 
 
-_Loader.add_constructor(_REFUSED_TAG, _construct_refused)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+_CONSTRUCTORS: dict[str, Any] = {
+    REFUSED_TAG: _construct_refused,
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG: _construct_mapping,
+    yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG: _construct_sequence,
+}
+for _tag, _build in _CONSTRUCTORS.items():
+    for _loader in (_Loader, _FastLoader) if WITH_LIBYAML else (_Loader,):
+        _loader.add_constructor(_tag, _build)
 
 
-def load_yaml(path: Path, notes: list[Problem] | None = None) -> Any:
+def load_yaml(path: Path, notes: list[Problem] | None = None, *, pure: bool = False) -> Any:
     """Load ``path``; raise :class:`ConfigError` (with a located problem) when it cannot be.
 
-    Invalid text outside any value (in a comment) is added to ``notes`` when given.
+    Invalid text outside any value (in a comment) is added to ``notes`` when given;
+    ``pure`` as for :func:`load_yaml_text`.
     """
     try:
         data = path.read_bytes()
@@ -203,7 +212,7 @@ def load_yaml(path: Path, notes: list[Problem] | None = None) -> Any:
         raise ConfigError(message, problems=[Problem.at(path, None, None, message)]) from None
     bad: dict[int, str] = {}
     text = _decode(data, bad)
-    return load_yaml_text(text, path, bad, notes)
+    return load_yaml_text(text, path, bad, notes, pure=pure)
 
 
 def _decode(data: bytes, bad: dict[int, str]) -> str:
@@ -228,70 +237,7 @@ def _decode(data: bytes, bad: dict[int, str]) -> str:
         text = "".join(pieces)
     if text.startswith("\ufeff"):
         text = text[1:]
-    return _clean(text, bad)
-
-
-def _flatten_flow(text: str) -> str:
-    """``text`` with flow collections (``[``, ``{``) nested past MAX_DEPTH cut out.
-
-    YAML's scanner slows down with every open flow level (quadratically), so a value like
-    ``[[[[...]]]]`` is cut before parsing and replaced by a Refused marker; the line
-    numbers stay as they were. Quotes and comments are skipped roughly as YAML does.
-    """
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return text
-    depth, at, size = 0, 0, len(text)
-    quote = ""
-    start = -1
-    while at < size:
-        char = text[at]
-        before = text[at - 1] if at else "\n"
-        if quote:
-            if char == quote and not (quote == '"' and before == "\\"):
-                quote = ""
-        elif char in "'\"" and before in " \t\n[{,:":
-            quote = char
-        elif char == "#" and before in " \t\n":
-            newline = text.find("\n", at)
-            at = size if newline == -1 else newline
-            continue
-        elif char in "[{":
-            depth += 1
-            if depth == MAX_DEPTH + 1:
-                start = at
-        elif char in "]}" and depth:
-            depth -= 1
-            if depth == MAX_DEPTH:
-                span = text[start : at + 1]
-                marker = marker_for(MAX_DEPTH)
-                text = text[:start] + marker + "\n" * span.count("\n") + text[at + 1 :]
-                at = start + len(marker) + span.count("\n")
-                size = len(text)
-                continue
-        at += 1
-    if depth > MAX_DEPTH and start >= 0:  # never closed: cut to the end
-        text = text[:start] + marker_for(MAX_DEPTH) + "\n" * text.count("\n", start)
-    return text
-
-
-def marker_for(depth: int) -> str:
-    """A scalar that loads as Refused: a value nested deeper than ``depth`` levels."""
-    return f' !<{_REFUSED_TAG}> "nested deeper than {depth} levels; flatten this value"'
-
-
-def _clean(text: str, bad: dict[int, str]) -> str:
-    """``text`` with characters YAML forbids replaced by U+FFFD; their lines in ``bad``.
-
-    Flow collections nested too deeply are cut out too (see :func:`_flatten_flow`).
-    """
-    text = _flatten_flow(text)
-
-    def replace(found: re.Match[str]) -> str:
-        line = text.count("\n", 0, found.start()) + 1
-        bad.setdefault(line, f"control character U+{ord(found.group()):04X} is not allowed in YAML")
-        return "\ufffd"
-
-    return _NON_PRINTABLE.sub(replace, text)
+    return clean(text, bad)
 
 
 def load_yaml_text(
@@ -300,20 +246,21 @@ def load_yaml_text(
     bad: dict[int, str] | None = None,
     notes: list[Problem] | None = None,
     *,
-    pure: bool = True,
+    pure: bool = False,
 ) -> Any:
     """Parse ``text`` as if read from ``path`` (``bad``: lines of replaced characters).
 
-    The parser is always PyYAML's pure-Python one, read through the bounded event stream
-    (libyaml's composer would bypass it); ``pure`` is accepted for compatibility.
+    ``pure`` forces PyYAML's pure-Python parser; otherwise libyaml's is used where
+    available. Either way the bounds hold and the values, lines and errors are the same.
     """
     if bad is None:
         bad = {}
-        text = _clean(text, bad)
-    loader = _Loader(text)
-    loader.file = str(path)
-    loader.bad_lines = dict(bad)
+        text = clean(text, bad)
+    loader: _Loader | _FastLoader | None = None
     try:
+        loader = _loader_for(text, pure)
+        loader.file = str(path)
+        loader.bad_lines = dict(bad)
         data = loader.get_single_data()
         if notes is not None:
             notes.extend(Problem.at(path, n, None, why) for n, why in loader.bad_lines.items())
@@ -336,4 +283,5 @@ def load_yaml_text(
         message = f"YAML error: {exc}"
         raise ConfigError(message, problems=[Problem.at(path, None, None, message)]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
