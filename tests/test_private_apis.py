@@ -2,7 +2,7 @@
 
 watchfiles' RustNotify (``harness.reload.notifier``), the MCP SDK's
 ``ServerSession._connection`` (``harness.mcp.connection_of``), and anyio's asyncio scope
-records (``harness.tools.deadline``, a fast path with a public fallback). These tests
+records (``harness.tools.scopes``, a fast path with a public fallback). These tests
 exercise them for real, so an upgrade that renames or reshapes one fails here, by name,
 instead of hot reload or list_changed notices quietly stopping, or calls quietly slowing.
 """
@@ -76,17 +76,17 @@ ALLOWED_PRIVATE_IMPORTS = {
 
 
 def test_anyio_scope_records_still_feed_the_fast_cancel_check() -> None:
-    from harness.tools import deadline
+    from harness.tools import scopes
 
-    assert deadline._SCOPES is not None, (
-        "anyio's asyncio backend changed: harness.tools.deadline fell back to "
+    assert scopes.FAST, (
+        "anyio's asyncio backend changed: harness.tools.scopes fell back to "
         "anyio.current_effective_deadline() on every call; update caller_cancelled()"
     )
 
 
 @pytest.mark.anyio
 async def test_the_fast_cancel_check_agrees_with_anyio(anyio_backend: str) -> None:
-    from harness.tools.deadline import caller_cancelled
+    from harness.tools.scopes import caller_cancelled
 
     assert caller_cancelled() is False
     with anyio.CancelScope() as scope:

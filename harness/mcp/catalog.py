@@ -1,7 +1,15 @@
-"""The registry in the MCP format, built once per registry change."""
+"""The registry in the MCP format, built once per registry change, and its revision.
+
+The revision is a digest of what ``tools/list`` shows (every tool's name, description,
+schemas and annotations, in order), so replicas serving the same config and plugins report
+the same revision and any drift between them shows. It is in every ``tools/list`` result as
+``_meta["harness/revision"]``.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,6 +17,8 @@ import mcp_types as types
 
 from ..tools.formats import mcp as mcp_schema
 from ..tools.service import ToolsService
+
+REVISION_KEY = "harness/revision"
 
 
 @dataclass(frozen=True)
@@ -18,6 +28,7 @@ class Catalog:
     service: ToolsService
     listing: types.ListToolsResult
     inputs: dict[str, dict[str, Any]]
+    revision: str
 
     @classmethod
     def of(cls, service: ToolsService) -> Catalog:
@@ -39,4 +50,14 @@ class Catalog:
                     annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
                 )
             )
-        return cls(service, types.ListToolsResult(tools=tools), inputs)
+        revision = digest(
+            [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+        )
+        listing = types.ListToolsResult(tools=tools, _meta={REVISION_KEY: revision})
+        return cls(service, listing, inputs, revision)
+
+
+def digest(tools: list[dict[str, Any]]) -> str:
+    """The revision of a tool listing: 16 hex digits of the SHA-256 of its canonical JSON."""
+    text = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -85,6 +85,11 @@ class McpSurface:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
+        # a handshake-era client hears of changes from its handshake on, not from its
+        # first request
+        self.server.add_notification_handler(
+            "notifications/initialized", types.NotificationParams, self._initialized
+        )
 
     @property
     def tools(self) -> ToolsService:
@@ -109,6 +114,9 @@ class McpSurface:
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._remember(ctx)
         return self.catalog().listing
+
+    async def _initialized(self, ctx: Any, params: types.NotificationParams) -> None:
+        self._remember(ctx)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         # The SDK checks a call's Mcp-Param headers against this before dispatching it.

@@ -12,29 +12,21 @@ An :class:`ApprovalService` (the ``approval`` service, or one a surface passes t
 An approval service that raises, or that a timeout cancels, denies: approvals fail closed.
 The pipeline awaits ``request`` inline, so a broker may block until a person answers.
 
-:class:`CallSeal` binds an approval to the exact call it was asked for (name and canonical
-arguments), sealed with HMAC-SHA256 under ``HARNESS_SECRET`` (a random per-process secret when
-unset), so a replayed or edited token approves nothing.
+:class:`CallSeal` (:mod:`harness.tools.seal`) binds an approval to the exact call it was asked
+for (name and canonical arguments), sealed with HMAC-SHA256 under ``HARNESS_SECRET``, so a
+replayed or edited token approves nothing.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
-import hashlib
-import hmac
 import json
 import logging
-import math
-import os
-import secrets
-import time
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .calls import Pending, ToolCall
+from .seal import CallSeal, SealError, call_key
 
 __all__ = [
     "ApprovalAnswer",
@@ -171,115 +163,3 @@ def show_args(args: Any) -> str:
 def prompt(call: ToolCall, reason: str) -> str:
     """The question a person is asked: ``Allow the tool call NAME(ARGS)? REASON``."""
     return f"Allow the tool call {visible(call.name)}({show_args(call.args)})? {visible(reason)}"
-
-
-# -- binding an approval to one call -----------------------------------------------------------
-
-
-def call_key(call: ToolCall) -> str:
-    """The tool name and canonical arguments of ``call`` (sorted keys, no spaces)."""
-    args = call.args
-    if isinstance(args, str | bytes):
-        with contextlib.suppress(ValueError):
-            args = json.loads(args)
-    try:
-        canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    except (TypeError, ValueError):
-        canonical = repr(args)
-    return json.dumps([call.name, canonical], ensure_ascii=True)
-
-
-def _secret() -> bytes:
-    value = os.environ.get("HARNESS_SECRET")
-    if value:
-        return value.encode("utf-8", "surrogatepass")
-    return secrets.token_bytes(32)
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-class SealError(Exception):
-    """A sealed token failed verification; the message says why (for the log and the model)."""
-
-
-class CallSeal:
-    """Tokens that carry an approval question for one call, safe to hand to a client.
-
-    ``seal(call)`` returns ``v1.<payload>.<mac>``: the payload names the tool, a digest of
-    the canonical arguments, a random nonce and an expiry; the MAC is HMAC-SHA256 under
-    ``HARNESS_SECRET`` (shared by replicas) or a random secret made when this object is.
-    ``open(token, call)`` verifies it against the call being resumed and spends its nonce:
-    a second use in this process is refused (replicas sharing the secret bound reuse by
-    the expiry, ``ttl`` seconds).
-    """
-
-    def __init__(self, secret: bytes | None = None, ttl: float = 600.0) -> None:
-        if not (math.isfinite(ttl) and ttl > 0):
-            raise ValueError(f"ttl must be a positive number of seconds, got {ttl!r}")
-        self._key = hashlib.sha256(b"harness/call-seal/v1" + (secret or _secret())).digest()
-        self.ttl = ttl
-        self._spent: dict[str, float] = {}
-
-    def seal(self, call: ToolCall, purpose: str = "approval") -> str:
-        """A token binding ``purpose`` to ``call``'s name and arguments."""
-        digest = hashlib.sha256(call_key(call).encode()).hexdigest()
-        payload = json.dumps(
-            {
-                "v": 1,
-                "p": purpose,
-                "t": call.name,
-                "a": digest,
-                "n": secrets.token_urlsafe(16),
-                "e": time.time() + self.ttl,
-            },
-            separators=(",", ":"),
-            sort_keys=True,
-            ensure_ascii=True,
-        ).encode()
-        body = _b64(payload)
-        return f"v1.{body}.{_b64(self._mac(body))}"
-
-    def open(self, token: object, call: ToolCall, purpose: str = "approval") -> None:
-        """Check ``token`` was sealed here for ``call`` and is unspent; raise :class:`SealError`."""
-        if not isinstance(token, str) or len(token) > 4096:
-            raise SealError("the approval state is not one this server issued")
-        parts = token.split(".")
-        if len(parts) != 3 or parts[0] != "v1":
-            raise SealError("the approval state is not one this server issued")
-        # The MAC is compared in its encoded form: base64's last character carries padding
-        # bits a decoder ignores, so comparing decoded bytes would accept an edited token.
-        if not hmac.compare_digest(parts[2].encode(), _b64(self._mac(parts[1])).encode()):
-            raise SealError("the approval state was altered or not issued by this server")
-        try:
-            claims = json.loads(_unb64(parts[1]))
-        except (ValueError, binascii.Error):
-            raise SealError("the approval state is not one this server issued") from None
-        if not isinstance(claims, dict) or claims.get("v") != 1 or claims.get("p") != purpose:
-            raise SealError("the approval state is not one this server issued")
-        now = time.time()
-        expires = claims.get("e")
-        if not isinstance(expires, int | float) or not now < expires:
-            raise SealError("the approval state has expired; call the tool again")
-        digest = hashlib.sha256(call_key(call).encode()).hexdigest()
-        if claims.get("t") != call.name or not hmac.compare_digest(str(claims.get("a")), digest):
-            raise SealError("the approval was asked for another call (tool or arguments differ)")
-        nonce = str(claims.get("n"))
-        self._prune(now)
-        if nonce in self._spent:
-            raise SealError("the approval state was already used; call the tool again")
-        self._spent[nonce] = float(expires)
-
-    def _mac(self, body: str) -> bytes:
-        return hmac.new(self._key, body.encode(), hashlib.sha256).digest()
-
-    def _prune(self, now: float) -> None:
-        if len(self._spent) > 1024:
-            for nonce, expires in list(self._spent.items()):
-                if expires <= now:
-                    del self._spent[nonce]

@@ -136,10 +136,40 @@ def array_check(item_check: Check | None) -> Check:
     return check
 
 
+_EXACT: dict[Check, tuple[type, ...]] = {
+    _string: (str,),
+    _number: (int, float),
+    _integer: (int,),
+    _boolean: (bool,),
+    _null: (type(None),),
+}
+"""Scalar checks → exact types they surely accept (others take the full check)."""
+
+
+class _Missing:
+    """The type of a property that is absent."""
+
+
+_MISSING = _Missing()
+
+
 def object_check(checks: dict[str, Check], required: tuple[str, ...], closed: bool) -> Check:
     items = tuple(checks.items())
+    # An open object of plain scalar properties (most tools' arguments) is judged first by
+    # exact type alone, without a call per property; anything else takes the full check.
+    simple = not closed and bool(items) and all(c in _EXACT for _, c in items)
+    quick = tuple(
+        (key, _EXACT[c] if key in required else (*_EXACT[c], _Missing))
+        for key, c in (items if simple else ())
+    )
 
     def check(value: Any) -> list[Issue] | None:
+        if quick and type(value) is dict:
+            for key, accepted in quick:
+                if type(value.get(key, _MISSING)) not in accepted:
+                    break
+            else:
+                return None
         if not isinstance(value, dict):
             return [("", f"expected object, got {json_type(value)}")]
         issues: list[Issue] | None = None

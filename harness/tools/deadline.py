@@ -26,95 +26,68 @@ for a timeout.
 from __future__ import annotations
 
 import asyncio
-import math
+import time
 import types
 from collections.abc import Awaitable, Coroutine, Generator
 from typing import Any
-from weakref import ref as _ref
 
 import anyio
 
-try:  # anyio's record of each asyncio task's cancel scopes, read by caller_cancelled()
-    from anyio._backends._asyncio import CancelScope as _AsyncioScope
-    from anyio._backends._asyncio import _task_states
-
-    _NEEDED = {"_cancel_called", "_parent_scope", "_shield"}
-    _SCOPES: Any = _task_states.data if set(_AsyncioScope.__slots__) >= _NEEDED else None  # type: ignore[attr-defined]
-except (ImportError, AttributeError):  # another anyio: use its public API
-    _SCOPES = None
-
-# The running task of each loop (what asyncio.current_task() reads, without its wrapper).
-_CURRENT: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = getattr(
-    asyncio.tasks, "_current_tasks", {}
-)
+_monotonic = time.monotonic
 
 
-def caller_cancelled() -> bool:
-    """Whether the caller's cancel scope is already cancelled (no checkpoint needed).
+class Later:
+    """What :func:`start` returns for a body that suspended: await ``rest`` for the rest of it."""
 
-    The same as ``anyio.current_effective_deadline() == -math.inf``; on asyncio it reads
-    anyio's scope records directly, at a fraction of the cost, since every call asks.
+    __slots__ = ("rest",)
+
+    def __init__(self, rest: Awaitable[tuple[Any, bool]]) -> None:
+        self.rest = rest
+        """Finishes the body; gives ``(value, timed_out)``."""
+
+
+def start(coro: Coroutine[Any, Any, Any], seconds: float | None) -> Any:
+    """Run ``coro``'s first step now: the value it returned, or a :class:`Later` if it suspended.
+
+    The rest finishes the coroutine within ``seconds`` of now (None: no limit). This is the
+    hot path of every call: no coroutine is created around the body, nothing is allocated
+    for it, and a body that returns on its first step costs one ``send``.
     """
-    loop = asyncio._get_running_loop()
-    if _SCOPES is None or loop is None:
-        return anyio.current_effective_deadline() == -math.inf
-    task = _CURRENT.get(loop)
-    if task is None:
-        return anyio.current_effective_deadline() == -math.inf
-    state = _SCOPES.get(_ref(task))
-    scope = None if state is None else state.cancel_scope
-    while scope is not None:
-        if scope._cancel_called:
-            return True
-        if scope._shield:
-            return False
-        scope = scope._parent_scope
-    return False
-
-
-def start(
-    coro: Coroutine[Any, Any, Any], seconds: float | None
-) -> tuple[Any, bool] | Awaitable[tuple[Any, bool]]:
-    """Run ``coro``'s first step now; ``(value, timed_out)`` if it returned, else an awaitable.
-
-    The awaitable finishes the coroutine within ``seconds`` of now (None: no limit). This
-    is the hot path of every call: no coroutine is created around the body, and a body that
-    returns on its first step costs one ``send``.
-    """
-    loop = asyncio._get_running_loop()
-    if loop is None:  # trio: a deadline is a cancel scope, entered before the first step
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no asyncio loop in this thread: trio, whose deadlines are scopes
         if seconds is not None:
-            return run_with_deadline(coro, seconds)
-        deadline = math.inf
-    else:
-        deadline = math.inf if seconds is None else loop.time() + seconds
+            return Later(_scoped(coro, seconds))  # entered before the first step
+        loop = None
+    began = _monotonic()  # the deadline counts from before the first step
     try:
         waiting = coro.send(None)
     except StopIteration as done:
-        return done.value, False
+        return done.value
     if loop is None or seconds is None:
-        return _untimed(coro, waiting)
-    return finish_by(coro, waiting, loop, deadline)
+        return Later(_untimed(coro, waiting))
+    # Only now is the loop's clock read (it may not be monotonic(); its rate is the same).
+    deadline = loop.time() + seconds - (_monotonic() - began)
+    return Later(finish_by(coro, waiting, loop, deadline))
+
+
+async def run_with_deadline(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
+    """Await ``coro`` for at most ``seconds``; return ``(value, timed_out)``."""
+    started = start(coro, seconds)
+    if type(started) is Later:
+        return await started.rest
+    return started, False
+
+
+async def _scoped(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
+    with anyio.move_on_after(seconds) as scope:
+        return await coro, False
+    return None, scope.cancelled_caught
 
 
 @types.coroutine
 def _untimed(coro: Coroutine[Any, Any, Any], waiting: Any) -> Generator[Any, Any, tuple[Any, bool]]:
     return (yield from _pass_through(coro, waiting)), False
-
-
-async def run_with_deadline(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
-    """Await ``coro`` for at most ``seconds``; return ``(value, timed_out)``."""
-    loop = asyncio._get_running_loop()
-    if loop is None:  # trio: its deadlines are cancel scopes, entered before the first step
-        with anyio.move_on_after(seconds) as scope:
-            return await coro, False
-        return None, scope.cancelled_caught
-    deadline = loop.time() + seconds
-    try:
-        waiting = coro.send(None)
-    except StopIteration as done:
-        return done.value, False
-    return await finish_by(coro, waiting, loop, deadline)
 
 
 class _Timer:

@@ -1,0 +1,199 @@
+"""The innermost stage of a call: arguments checked, the body run under its deadline, the
+value checked and rendered.
+
+:func:`run` is synchronous as far as it can be: an async body's first step runs at once
+(:mod:`.deadline`), and a body that returns on it gives its :class:`ToolResult` back with
+nothing left to await. Only a body that suspends (or a sync body, which runs in a worker
+thread) hands back an awaitable. Every failure is a result; only cancellation passes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from ..errors import ToolArgsError
+from . import jsonvalue
+from .calls import ToolCall, ToolResult
+from .deadline import Later, start
+from .define import OutputMismatch, ToolDefinition
+from .render import RenderError, render
+
+_log = logging.getLogger("harness.tools")
+
+_isfinite = math.isfinite
+
+
+def run(
+    tool: ToolDefinition | None, call: ToolCall, default_timeout: float | None
+) -> ToolResult | Awaitable[ToolResult]:
+    """Run ``call`` with ``tool``: its result, or an awaitable of it when the body suspends.
+
+    Cancellation of the caller passes through (as an exception); everything else is a result.
+    """
+    if tool is None:
+        return ToolResult.failure(call, "unknown_tool", f"Tool {call.name} not found")
+    args = call.args
+    try:
+        if type(args) is dict:
+            if not _plain(args):
+                bad = jsonvalue.problem(args)
+                if bad is not None:
+                    raise ToolArgsError(f"arguments are not valid JSON: {bad}")
+        elif isinstance(args, str | bytes):
+            try:
+                args = jsonvalue.loads(args)
+            except jsonvalue.NotJson as exc:
+                raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
+        else:
+            bad = jsonvalue.problem(args)
+            if bad is not None:
+                raise ToolArgsError(f"arguments are not valid JSON: {bad}")
+        body = tool.bind(args)
+    except ToolArgsError as exc:
+        return _invalid_args(call, exc)
+    timeout = tool.timeout if tool.timeout is not None else default_timeout
+    if not tool.is_async:
+        return _finish(call, tool, _threaded(body, timeout), timeout)
+    try:
+        started = start(body(), timeout)
+    except BaseException as exc:
+        if _passes(exc):
+            raise
+        return _raised(call, exc)
+    if type(started) is Later:
+        return _finish(call, tool, started.rest, timeout)
+    return _outcome(call, tool, started)
+
+
+async def _finish(
+    call: ToolCall,
+    tool: ToolDefinition,
+    pending: Awaitable[tuple[Any, bool]],
+    seconds: float | None,
+) -> ToolResult:
+    try:
+        finished = await pending
+    except BaseException as exc:
+        if _passes(exc):
+            raise
+        return _raised(call, exc)
+    value, timed_out = finished
+    if timed_out:
+        return ToolResult.failure(
+            call, "timeout", f"Tool {call.name} timed out after {seconds:g} seconds"
+        )
+    return _outcome(call, tool, value)
+
+
+def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
+    """The result of a body that returned ``value``: checked and rendered."""
+    try:
+        canonical = tool.check_output(value)
+        if tool.render is None:  # the usual scalars read as text at once (render.default_text)
+            kind = type(canonical)
+            if kind is float and _isfinite(canonical):
+                text = repr(canonical)
+            elif kind is str and canonical.isascii():
+                text = canonical
+            elif kind is int:
+                text = str(canonical)
+            else:
+                text = None
+            if text is not None:
+                block = {"type": "text", "text": text}
+                return ToolResult(call.id, call.name, canonical, [block])
+        bad = jsonvalue.problem(canonical)
+        if bad is not None:
+            raise OutputMismatch(f"the result is not valid JSON: {bad}")
+        content = render(tool.render, canonical)
+    except (OutputMismatch, RenderError) as exc:
+        _log.warning("tool %r returned invalid output: %s", call.name, exc)
+        return ToolResult.failure(
+            call, "invalid_output", f"Tool {call.name} returned invalid output: {exc}"
+        )
+    except Exception as exc:
+        _log.info("rendering tool %r raised", call.name, exc_info=exc)
+        return ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+    except BaseException as exc:
+        if _passes(exc):
+            raise
+        return contained(call, exc)
+    return ToolResult(call.id, call.name, canonical, content)
+
+
+def _plain(args: dict[Any, Any]) -> bool:
+    """A flat object of ints, bools, nulls, finite floats and ASCII strings under ASCII keys:
+    JSON for sure, without :func:`jsonvalue.problem`'s walk (False: let it judge)."""
+    for key, child in args.items():
+        kind = type(child)
+        if kind is int or kind is bool or child is None:
+            pass
+        elif kind is float:
+            if not _isfinite(child):
+                return False
+        elif kind is not str or not child.isascii():
+            return False
+        if type(key) is not str or not key.isascii():
+            return False
+    return True
+
+
+def _passes(exc: BaseException) -> bool:
+    """Whether ``exc`` ends the call as an exception: the caller's cancellation, or close()."""
+    return isinstance(exc, (anyio.get_cancelled_exc_class(), GeneratorExit))
+
+
+def _raised(call: ToolCall, exc: BaseException) -> ToolResult:
+    """What the body raised, as a result."""
+    if isinstance(exc, ToolArgsError):
+        return _invalid_args(call, exc)
+    if isinstance(exc, Exception):
+        _log.info("tool %r raised", call.name, exc_info=exc)
+        return ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+    return contained(call, exc)  # SystemExit, KeyboardInterrupt...: the tool's, not ours
+
+
+def _invalid_args(call: ToolCall, exc: ToolArgsError) -> ToolResult:
+    return ToolResult.failure(
+        call, "invalid_args", f"Invalid arguments for tool {call.name}: {exc}"
+    )
+
+
+async def _threaded(body: Callable[[], Any], seconds: float | None) -> tuple[Any, bool]:
+    """Run a sync body in a worker thread.
+
+    A sync body cannot be stopped: on timeout or cancellation the call stops waiting for
+    its thread, whose late result is discarded.
+    """
+    if seconds is None:
+        return await _body(body), False
+    with anyio.move_on_after(seconds) as scope:
+        return await _body(body), False
+    return None, scope.cancelled_caught
+
+
+async def _body(body: Callable[[], Any]) -> Any:
+    value = await anyio.to_thread.run_sync(body, abandon_on_cancel=True)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def contained(call: ToolCall, exc: BaseException) -> ToolResult:
+    """A BaseException a tool raised (SystemExit, KeyboardInterrupt, ...) as a tool_error.
+
+    Only the host's own signal handling stops the host; a tool cannot, by raising.
+    """
+    _log.warning("tool %r raised %s; contained", call.name, type(exc).__name__, exc_info=exc)
+    detail = str(exc)
+    return ToolResult.failure(
+        call,
+        "tool_error",
+        f"Tool {call.name} raised {type(exc).__name__}" + (f": {detail}" if detail else ""),
+    )

@@ -1,0 +1,224 @@
+"""Sealed tokens that bind an approval to one call, safe to hand to a client and to replicas.
+
+``CallSeal.seal(call)`` returns ``v1.<payload>.<mac>``: the payload names the tool, a digest of
+the canonical arguments (:func:`call_key`), a random nonce and an expiry; the MAC is
+HMAC-SHA256 under ``HARNESS_SECRET``, so every replica given the same secret opens the tokens
+of the others, and an edited token, or one moved to another call, opens nowhere.
+
+A token opens once. Its nonce is spent in a :class:`SpentNonces` set: this process's memory,
+or, when ``HARNESS_STATE_DIR`` names a folder the replicas share, one file per nonce created
+with ``O_CREAT | O_EXCL`` — the file system decides which replica spent it first, so a
+replayed token is refused by every replica. Expired nonces are swept from the folder; the
+expiry (``ttl``, ten minutes) bounds how long either set remembers.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import math
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Protocol
+
+from .calls import ToolCall
+
+__all__ = ["CallSeal", "FileSpent", "MemorySpent", "SealError", "SpentNonces", "call_key"]
+
+_log = logging.getLogger("harness.approval")
+STATE_DIR = "HARNESS_STATE_DIR"
+SECRET = "HARNESS_SECRET"
+
+
+def call_key(call: ToolCall) -> str:
+    """The tool name and canonical arguments of ``call`` (sorted keys, no spaces)."""
+    args = call.args
+    if isinstance(args, str | bytes):
+        with contextlib.suppress(ValueError):
+            args = json.loads(args)
+    try:
+        canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    except (TypeError, ValueError):
+        canonical = repr(args)
+    return json.dumps([call.name, canonical], ensure_ascii=True)
+
+
+class SealError(Exception):
+    """A sealed token failed verification; the message says why (for the log and the model)."""
+
+
+class SpentNonces(Protocol):
+    """Where used nonces are remembered until they expire."""
+
+    def spend(self, nonce: str, expires: float, now: float) -> bool:
+        """Record ``nonce``; False when it was spent before (by any process sharing this set)."""
+        ...
+
+
+class MemorySpent:
+    """This process's spent nonces (what replicas without a shared folder have)."""
+
+    def __init__(self) -> None:
+        self._spent: dict[str, float] = {}
+
+    def spend(self, nonce: str, expires: float, now: float) -> bool:
+        if len(self._spent) > 1024:
+            for old, until in list(self._spent.items()):
+                if until <= now:
+                    del self._spent[old]
+        if nonce in self._spent:
+            return False
+        self._spent[nonce] = expires
+        return True
+
+
+class FileSpent:
+    """Spent nonces as files in ``folder`` (``<state dir>/spent-approvals``), shared by replicas.
+
+    A nonce's file is created with ``O_CREAT | O_EXCL``, which exactly one process wins; its
+    modification time is set to the nonce's expiry, and files past it are swept at most once
+    a minute. A folder that cannot be written fails closed: the token opens nowhere.
+    """
+
+    SWEEP_EVERY = 60.0
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._swept = 0.0
+
+    def spend(self, nonce: str, expires: float, now: float) -> bool:
+        # the nonce came out of a verified payload; hashing it keeps file names plain anyway
+        path = self.folder / hashlib.sha256(nonce.encode()).hexdigest()[:40]
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise SealError(
+                f"cannot record the approval as used in {self.folder} ({exc.strerror}); "
+                f"check {STATE_DIR}"
+            ) from None
+        try:
+            os.close(fd)
+            os.utime(path, (expires, expires))
+        except OSError as exc:  # recorded all the same: the file exists
+            _log.warning("cannot set the expiry of %s: %s", path, exc)
+        if now - self._swept > self.SWEEP_EVERY:
+            self._swept = now
+            self._sweep(now)
+        return True
+
+    def _sweep(self, now: float) -> None:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.folder):
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_mtime <= now:
+                        os.unlink(entry.path)
+
+
+def spent_from_env() -> SpentNonces:
+    """A :class:`FileSpent` under ``$HARNESS_STATE_DIR`` when it is set, else memory."""
+    folder = os.environ.get(STATE_DIR)
+    if folder:
+        return FileSpent(Path(folder).expanduser() / "spent-approvals")
+    if os.environ.get(SECRET):
+        _log.warning(
+            "%s is set but %s is not: replicas sharing the secret resume each other's "
+            "approvals, but a replayed approval state could then approve once on each replica "
+            "(until it expires); set %s to a folder every replica can write",
+            SECRET,
+            STATE_DIR,
+            STATE_DIR,
+        )
+    return MemorySpent()
+
+
+def _secret() -> bytes:
+    value = os.environ.get(SECRET)
+    if value:
+        return value.encode("utf-8", "surrogatepass")
+    return secrets.token_bytes(32)
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class CallSeal:
+    """Tokens that carry an approval question for one call, safe to hand to a client.
+
+    ``secret`` defaults to ``HARNESS_SECRET`` (else a random secret made when this object is);
+    ``spent`` to :func:`spent_from_env`. ``open(token, call)`` verifies a token against the
+    call being resumed and spends its nonce, so a token opens once across every replica that
+    shares the spent set.
+    """
+
+    def __init__(
+        self, secret: bytes | None = None, ttl: float = 600.0, spent: SpentNonces | None = None
+    ) -> None:
+        if not (math.isfinite(ttl) and ttl > 0):
+            raise ValueError(f"ttl must be a positive number of seconds, got {ttl!r}")
+        self._key = hashlib.sha256(b"harness/call-seal/v1" + (secret or _secret())).digest()
+        self.ttl = ttl
+        self.spent = spent if spent is not None else spent_from_env()
+
+    def seal(self, call: ToolCall, purpose: str = "approval") -> str:
+        """A token binding ``purpose`` to ``call``'s name and arguments."""
+        digest = hashlib.sha256(call_key(call).encode()).hexdigest()
+        payload = json.dumps(
+            {
+                "v": 1,
+                "p": purpose,
+                "t": call.name,
+                "a": digest,
+                "n": secrets.token_urlsafe(16),
+                "e": time.time() + self.ttl,
+            },
+            separators=(",", ":"),
+            sort_keys=True,
+            ensure_ascii=True,
+        ).encode()
+        body = _b64(payload)
+        return f"v1.{body}.{_b64(self._mac(body))}"
+
+    def open(self, token: object, call: ToolCall, purpose: str = "approval") -> None:
+        """Check ``token`` was sealed for ``call`` and is unspent; raise :class:`SealError`."""
+        if not isinstance(token, str) or len(token) > 4096:
+            raise SealError("the approval state is not one this server issued")
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != "v1":
+            raise SealError("the approval state is not one this server issued")
+        # The MAC is compared in its encoded form: base64's last character carries padding
+        # bits a decoder ignores, so comparing decoded bytes would accept an edited token.
+        if not hmac.compare_digest(parts[2].encode(), _b64(self._mac(parts[1])).encode()):
+            raise SealError("the approval state was altered or not issued by this server")
+        try:
+            claims = json.loads(_unb64(parts[1]))
+        except (ValueError, binascii.Error):
+            raise SealError("the approval state is not one this server issued") from None
+        if not isinstance(claims, dict) or claims.get("v") != 1 or claims.get("p") != purpose:
+            raise SealError("the approval state is not one this server issued")
+        now = time.time()
+        expires = claims.get("e")
+        if not isinstance(expires, int | float) or not now < expires:
+            raise SealError("the approval state has expired; call the tool again")
+        digest = hashlib.sha256(call_key(call).encode()).hexdigest()
+        if claims.get("t") != call.name or not hmac.compare_digest(str(claims.get("a")), digest):
+            raise SealError("the approval was asked for another call (tool or arguments differ)")
+        if not self.spent.spend(str(claims.get("n")), float(expires), now):
+            raise SealError("the approval state was already used; call the tool again")
+
+    def _mac(self, body: str) -> bytes:
+        return hmac.new(self._key, body.encode(), hashlib.sha256).digest()

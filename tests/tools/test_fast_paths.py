@@ -1,0 +1,89 @@
+"""The hot path's shortcuts give exactly the answers of the full checks they skip.
+
+A call of plain scalar arguments is judged by exact type first (``checks.object_check``), its
+JSON-ness by a flat scan (``run._plain``), and a scalar value is rendered without the general
+renderer. Random arguments and values — NaN, infinities, lone surrogates, bools where numbers
+are expected, integral floats, missing and extra keys — are checked against independent
+oracles: the ``jsonschema`` library on the emitted schema, and JSON text itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import jsonschema
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import Context, ToolCall, ToolsService, define_tool
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=4),
+    st.sampled_from(["\ud800", "caf\u00e9", "\udfff x", 1.0, 2.5, -0.0]),
+)
+KEYS = st.sampled_from(["a", "n", "s", "t", "z", "extra", "\u00e9", "\ud800"])
+PARAMETERS = {
+    "a": {"type": "number", "required": True},
+    "n": {"type": "integer"},
+    "s": {"type": "string"},
+    "t": {"type": "boolean"},
+    "z": {"type": "null"},
+}
+
+
+def is_json(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return False
+    return True
+
+
+async def run_calls(calls: list[Any], tool: Any) -> list[Any]:
+    async with Context() as root:
+        await root.plugin(ToolsService)
+        root.tools.register(tool)
+        return [await root.tools.execute(call) for call in calls]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(KEYS, SCALARS, max_size=6), min_size=1, max_size=8))
+def test_arguments_are_judged_as_the_schema_and_json_say(argument_sets: list[Any]) -> None:
+    async def echo(args: dict[str, Any]) -> str:
+        return "ran"
+
+    tool = define_tool(name="echo", description="e", parameters=PARAMETERS, execute=echo)
+    calls = [ToolCall(str(i), "echo", args) for i, args in enumerate(argument_sets)]
+    results = anyio.run(run_calls, calls, tool)
+    validator = jsonschema.Draft202012Validator(tool.parameters)
+    for args, result in zip(argument_sets, results, strict=True):
+        expected_ok = is_json(args) and validator.is_valid(args)
+        assert result.ok is expected_ok, (args, result.error)
+        if not result.ok:
+            assert result.code == "invalid_args", (args, result)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(SCALARS, min_size=1, max_size=8))
+def test_scalar_values_render_as_their_json_text(values: list[Any]) -> None:
+    async def give(args: dict[str, Any]) -> Any:
+        return values[args["i"]]
+
+    tool = define_tool(
+        name="give", description="g", parameters={"i": {"type": "integer"}}, execute=give
+    )
+    calls = [ToolCall(str(i), "give", {"i": i}) for i in range(len(values))]
+    for value, result in zip(values, anyio.run(run_calls, calls, tool), strict=True):
+        if not is_json(value):
+            assert result.code == "invalid_output", (value, result)
+            continue
+        assert result.ok, (value, result.error)
+        assert result.result is value
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        assert result.content == [{"type": "text", "text": text}]

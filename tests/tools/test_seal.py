@@ -1,0 +1,89 @@
+"""Seals shared by replicas: one secret opens everywhere, a shared folder spends once for all."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import ToolCall
+from harness.tools.seal import CallSeal, FileSpent, MemorySpent, SealError
+
+CALL = ToolCall("1", "write", {"path": "a"})
+SECRET = b"shared by the replicas"
+
+
+def test_a_token_opened_on_one_replica_is_refused_on_another(tmp_path: Path) -> None:
+    first = CallSeal(SECRET, spent=FileSpent(tmp_path / "spent"))
+    second = CallSeal(SECRET, spent=FileSpent(tmp_path / "spent"))
+    token = first.seal(CALL)
+    second.open(token, CALL)
+    for replica in (first, second):
+        with pytest.raises(SealError, match="already used"):
+            replica.open(token, CALL)
+
+
+def test_without_a_shared_folder_each_replica_spends_alone() -> None:
+    # what HARNESS_STATE_DIR exists for: memory sets do not see each other's nonces
+    first, second = CallSeal(SECRET, spent=MemorySpent()), CallSeal(SECRET, spent=MemorySpent())
+    token = first.seal(CALL)
+    first.open(token, CALL)
+    second.open(token, CALL)
+
+
+def test_the_state_dir_comes_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_SECRET", "s")
+    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path))
+    token = CallSeal().seal(CALL)
+    CallSeal().open(token, CALL)
+    [spent] = list((tmp_path / "spent-approvals").iterdir())
+    assert spent.stat().st_mtime > time.time() + 500  # kept until the token expires
+    with pytest.raises(SealError, match="already used"):
+        CallSeal().open(token, CALL)
+
+
+def test_an_unwritable_folder_fails_closed(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    seal = CallSeal(SECRET, spent=FileSpent(blocker / "spent"))
+    with pytest.raises(SealError, match="cannot record the approval as used"):
+        seal.open(seal.seal(CALL), CALL)
+
+
+def test_expired_nonces_are_swept(tmp_path: Path) -> None:
+    spent = FileSpent(tmp_path)
+    now = time.time()
+    assert spent.spend("old", now - 1, now)
+    assert spent.spend("new", now + 600, now + spent.SWEEP_EVERY + 1)  # sweeps "old"
+    assert len(os.listdir(tmp_path)) == 1
+    assert not spent.spend("new", now + 600, now)
+
+
+def _race(folder: str, token: str, results: multiprocessing.Queue[bool]) -> None:
+    seal = CallSeal(SECRET, spent=FileSpent(Path(folder)))
+    try:
+        seal.open(token, CALL)
+    except SealError:
+        results.put(False)
+    else:
+        results.put(True)
+
+
+def test_processes_racing_one_token_open_it_once(tmp_path: Path) -> None:
+    token = CallSeal(SECRET, spent=MemorySpent()).seal(CALL)
+    context = multiprocessing.get_context("spawn")
+    results: multiprocessing.Queue[bool] = context.Queue()
+    workers = [
+        context.Process(target=_race, args=(str(tmp_path), token, results)) for _ in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    outcomes = [results.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+    assert sorted(outcomes) == [False, False, False, True]
