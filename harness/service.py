@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator
 from functools import partial
+from types import MethodType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -73,7 +74,12 @@ class ServiceView(Generic[S]):
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._service, name)
-        if getattr(value, "__harness_caller_aware__", False):
+        marks = getattr(value.__func__, "__dict__", None) if type(value) is MethodType else None
+        if marks is not None:  # a method: its function's mark, read without an attribute miss
+            aware = marks.get("__harness_caller_aware__", False)
+        else:
+            aware = getattr(value, "__harness_caller_aware__", False)
+        if aware:
             return partial(value, caller=self._caller)
         return value
 
