@@ -135,7 +135,8 @@ class Host:
             plan = slot.plan
             if plan.entry.is_group:
                 state = "active" if plan.enabled else "disabled"
-                out.append(EntryStatus(plan.id, None, state, None, plan.group))
+                error = slot.error.message if slot.error else None
+                out.append(EntryStatus(plan.id, None, state, error, plan.group))
                 continue
             error = slot.error.message if slot.error else None
             if slot.fiber is None:

@@ -2,8 +2,6 @@
 
 :func:`serve` enters a :class:`~harness.host.Host`, prints its entries and problems, serves
 its tools over MCP (streamable HTTP, stdio, or not at all) and stops on SIGINT/SIGTERM.
-Beside it: the terminal approval service of ``harness call``, the status table, and the
-one-line log format (tracebacks only under ``--debug``).
 """
 
 from __future__ import annotations
@@ -20,11 +18,10 @@ from typing import Any, BinaryIO
 import anyio
 import click
 from rich.console import Console
-from rich.table import Table
 
-from .host import EntryStatus, Host
-from .tools.approval import prompt
-from .tools.calls import ToolCall
+from .cli.tables import status_table
+from .host import Host
+from .loader.problems import Problem, fix_hint
 
 
 @dataclass(frozen=True)
@@ -70,8 +67,7 @@ async def _serve(
                 Console(stderr=serving.transport == "stdio").print(
                     status_table(host.status(), with_tools=True)
                 )
-                for problem in host.problems():
-                    err.print(f"[yellow]problem[/]: {problem}", highlight=False)
+            report_problems(host.problems(), live=host.watch)
             console = None
             if serving.transport == "http" and serving.web:
                 from .web import WebConsole, console_app
@@ -140,6 +136,15 @@ async def _serve(
             err.print("harness stopped", highlight=False)
 
 
+def report_problems(problems: list[Problem], *, live: bool) -> None:
+    """Every problem on stderr, one line each (file, line, entry, what is wrong), then what
+    to do; plain text, so a log reader or an MCP client's log gets whole lines."""
+    for problem in problems:
+        click.echo(f"problem: {problem}", err=True)
+    if problems:
+        click.echo(f"{len(problems)} problem(s): {fix_hint(live)}", err=True)
+
+
 @contextlib.contextmanager
 def protocol_stdout() -> Iterator[BinaryIO]:
     """Keep the real stdout for the MCP protocol alone while serving stdio.
@@ -160,76 +165,3 @@ def protocol_stdout() -> Iterator[BinaryIO]:
         sys.stdout = previous
         os.dup2(saved, 1)
         os.close(saved)
-
-
-class CliApproval:
-    """The ``approval`` service of ``harness call``: --yes, a terminal prompt, or no."""
-
-    def __init__(self, yes: bool) -> None:
-        self.yes = yes
-        self.refused_without_terminal = False
-
-    async def request(self, call: ToolCall, reason: str) -> bool:
-        """Approve with --yes; else ask on the terminal; refuse without one."""
-        if self.yes:
-            return True
-        if not sys.stdin.isatty():
-            self.refused_without_terminal = True
-            return False
-        question = prompt(call, reason)  # control and bidirectional characters made visible
-        answer: bool = await anyio.to_thread.run_sync(
-            lambda: click.confirm(question, default=False, err=True)
-        )
-        return answer
-
-
-def status_table(statuses: list[EntryStatus], with_tools: bool, with_error: bool = True) -> Table:
-    """The entries as a table: id, name, state, and optionally tools and error."""
-    table = Table(title="harness")
-    table.add_column("id")
-    table.add_column("name")
-    table.add_column("state")
-    if with_tools:
-        table.add_column("tools")
-    if with_error:
-        table.add_column("error", overflow="fold")
-    colours = {"active": "green", "failed": "red", "pending": "yellow", "disabled": "dim"}
-    for status in statuses:
-        label = f"  {status.id}" if status.group else status.id
-        state = f"[{colours.get(status.state, 'white')}]{status.state}[/]"
-        row = [label, status.name or "(group)", state]
-        if with_tools:
-            row.append(", ".join(status.tools))
-        if with_error:
-            row.append(status.error or "")
-        table.add_row(*row)
-    return table
-
-
-class LogFormatter(logging.Formatter):
-    """One line per record; tracebacks only in debug mode."""
-
-    def __init__(self, debug: bool) -> None:
-        super().__init__("%(levelname)s %(name)s: %(message)s")
-        self.debug = debug
-
-    def formatException(self, ei: Any) -> str:
-        return super().formatException(ei) if self.debug else ""
-
-    def format(self, record: logging.LogRecord) -> str:
-        if not self.debug:
-            record = logging.makeLogRecord(record.__dict__)
-            record.exc_info = None
-            record.exc_text = None
-            record.stack_info = None
-        return super().format(record)
-
-
-def configure_logging(debug: bool) -> None:
-    """harness's loggers to stderr, one line per record; debug level under ``--debug``."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(LogFormatter(debug))
-    logger = logging.getLogger("harness")
-    logger.handlers[:] = [handler]
-    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
-    logger.propagate = False

@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dotenv import dotenv_values
-
 from .source import LocatedDict, LocatedList
 
 _PATTERN = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -37,6 +35,8 @@ class Environment:
         self.file: Path | None = None
         values: dict[str, str | None] = {}
         if dotenv is not None and dotenv.is_file():
+            from dotenv import dotenv_values  # only when there is a .env to read
+
             self.file = dotenv
             values = dotenv_values(dotenv)
         self._dotenv = {key: value for key, value in values.items() if value is not None}

@@ -29,3 +29,16 @@ class Problem:
     def to_dict(self) -> dict[str, Any]:
         """``{"file", "line", "entry", "message"}``."""
         return asdict(self)
+
+
+def fix_hint(live: bool) -> str:
+    """What to do about the problems a command reports: ``live`` when hot reload is on."""
+    if live:
+        return (
+            "fix each one at its file and line and save: hot reload applies the fix, and the "
+            "other entries keep running meanwhile"
+        )
+    return (
+        "fix each one at its file and line, then run the command again (`harness check` "
+        "lists every problem); the other entries load meanwhile"
+    )

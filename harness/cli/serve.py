@@ -1,0 +1,89 @@
+"""``harness run`` and ``harness mcp``: serve the tools until Ctrl-C (:mod:`harness.serving`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import click
+
+from .options import common, options_of
+
+
+def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of serving MCP over HTTP."""
+    func = click.option(
+        "--allow-host",
+        "allow_hosts",
+        multiple=True,
+        metavar="NAME",
+        help="Also accept requests for this host name (repeatable; e.g. a DNS name or a "
+        "proxy's). The bind address's own names are always accepted.",
+    )(func)
+    func = click.option(
+        "--token",
+        envvar="HARNESS_MCP_TOKEN",
+        metavar="SECRET",
+        help="Require Authorization: Bearer SECRET (needed to bind beyond loopback).",
+    )(func)
+    func = click.option(
+        "--port", type=int, default=8765, show_default=True, help="HTTP port (0: any)."
+    )(func)
+    func = click.option(
+        "--host", "bind", default="127.0.0.1", show_default=True, help="HTTP address."
+    )(func)
+    return func
+
+
+@click.command()
+@common
+@click.option("--no-watch", is_flag=True, help="Do not hot-reload on file changes.")
+@click.option(
+    "--mcp",
+    "transport",
+    type=click.Choice(["http", "stdio", "none"]),
+    default="http",
+    show_default=True,
+    help="Serve the tools over MCP: streamable HTTP at /mcp, stdio, or not at all.",
+)
+@mcp_options
+@click.option("--no-web", is_flag=True, help="Do not serve the web console at / (HTTP only).")
+@click.pass_context
+def run(
+    ctx: click.Context,
+    /,
+    no_watch: bool,
+    transport: str,
+    bind: str,
+    port: int,
+    token: str | None,
+    allow_hosts: tuple[str, ...],
+    no_web: bool,
+    **shared: Any,
+) -> None:
+    """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
+    import anyio
+
+    from ..serving import Serving, serve
+
+    options = options_of(ctx, **shared)
+    serving = Serving(transport, bind, port, token, web=not no_web, allow_hosts=allow_hosts)
+    anyio.run(
+        partial(serve, options.host(watch=not no_watch), serving, table=True, debug=options.debug)
+    )
+
+
+@click.command(name="mcp")
+@common
+@click.option("--no-watch", is_flag=True, help="Do not hot-reload on file changes.")
+@click.pass_context
+def mcp_command(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
+    """Serve the tools over MCP on stdin/stdout (for MCP client configs)."""
+    import anyio
+
+    from ..serving import Serving, serve
+
+    options = options_of(ctx, **shared)
+    host = options.host(watch=not no_watch)
+    anyio.run(partial(serve, host, Serving("stdio"), table=False, debug=options.debug))

@@ -1,0 +1,56 @@
+"""``harness chat`` and ``harness sessions``: the agent from the terminal (:mod:`harness.chat`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .options import common, options_of
+
+
+@click.command()
+@common
+@click.option("-m", "--message", metavar="TEXT", help="Send one message, show the turn, exit.")
+@click.option("--session", "session_id", metavar="ID", help="Resume the session ID.")
+@click.option("--yes", "-y", is_flag=True, help="Approve every approval request once.")
+@click.option("--no-watch", is_flag=True, help="Do not hot-reload on file changes.")
+@click.pass_context
+def chat(
+    ctx: click.Context,
+    /,
+    message: str | None,
+    session_id: str | None,
+    yes: bool,
+    no_watch: bool,
+    **shared: Any,
+) -> None:
+    """Talk to the configured model, which calls the tools (Ctrl-C cancels a turn)."""
+    from ..chat import run_chat
+
+    sys.exit(run_chat(options_of(ctx, **shared), message, session_id, yes, not no_watch))
+
+
+@click.group(invoke_without_command=True)
+@common
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@click.pass_context
+def sessions(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
+    """List the agent's sessions; `sessions show ID` prints one."""
+    ctx.obj = options_of(ctx, **shared)
+    if ctx.invoked_subcommand is None:
+        from ..chat import list_sessions
+
+        list_sessions(ctx.obj, as_json)
+
+
+@sessions.command(name="show")
+@click.argument("session_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print the events as JSON.")
+@click.pass_context
+def sessions_show(ctx: click.Context, /, session_id: str, as_json: bool) -> None:
+    """Print the events of session ID."""
+    from ..chat import show_session
+
+    show_session(ctx.obj, session_id, as_json)

@@ -1,0 +1,91 @@
+"""The commands that only read a config load only what they use: ``tools``, ``check``,
+``plugins`` and ``call`` never import the MCP SDK, the HTTP stack, the OpenAI SDK, the web
+console, the agent, the serving code or hot reload (and rich only to print a table).
+
+The real ``harness`` executable runs under ``python -X importtime``, which lists every
+module the process imported."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..helpers import HARNESS, ROOT
+
+HEAVY = (
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "httpx",
+    "openai",
+    "rich",
+    "watchfiles",
+    "dotenv",
+    "harness.web",
+    "harness.agent",
+    "harness.chat",
+    "harness.mcp",
+    "harness.serving",
+    "harness.reload",
+    "harness.gateway",
+    "harness.loader.writeback",
+)
+COMMANDS = {
+    "tools --json": ["tools", "--json"],
+    "tools --json --format anthropic": ["tools", "--json", "--format", "anthropic"],
+    "check --json": ["check", "--json"],
+    "plugins --json": ["plugins", "--json"],
+    "call": ["call", "echo", '{"text": "hi"}'],
+    "call --json": ["call", "add", '{"a": 1, "b": 2}', "--json"],
+}
+_IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE)
+
+
+def imported(*args: str, cwd: Path = ROOT) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", HARNESS, *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return set(_IMPORTED.findall(done.stderr)), done
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_reading_commands_do_not_import_what_they_do_not_use(command: str) -> None:
+    modules, done = imported(*COMMANDS[command])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "harness.host" in modules  # the list is real: the host did load
+    assert "yaml" in modules
+    assert heavy(modules) == []
+
+
+def test_the_list_sees_lazily_imported_modules() -> None:
+    # a table needs rich, and the same listing shows it: absence above means something
+    modules, done = imported("plugins")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "rich" in modules
+    assert "harness.mcp" not in modules
+
+
+def test_a_dotenv_file_loads_its_reader(tmp_path: Path) -> None:
+    (tmp_path / "cordis.yml").write_text(
+        f"- id: echo\n  name: {ROOT / 'plugins' / 'echo.py'}\n  config: {{}}\n"
+    )
+    (tmp_path / ".env").write_text("GREETING=hi\n")
+    modules, done = imported("check", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert "dotenv" in modules
