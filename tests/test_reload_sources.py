@@ -136,3 +136,27 @@ async def test_an_edit_walks_only_the_edited_entry(tmp_path: Path) -> None:
         assert index.walks == 41
         assert await call(host, "t7") == "v2"
         assert len(index.watched) == 40 + len(host.config_files())
+
+
+async def test_entries_added_by_the_config_are_watched_and_removed_ones_not(
+    tmp_path: Path,
+) -> None:
+    plugins = tmp_path / "plugins"
+    plugin(plugins / "a.py", "a", "'a1'")
+    plugin(plugins / "b.py", "b", "helper.VALUE", "from . import helper")
+    (plugins / "helper.py").write_text("VALUE = 'h1'\n")
+    config = tmp_path / "cordis.yml"
+    config.write_text("- { id: a, name: ./plugins/a.py }\n")
+    async with Host(config, watch=True) as host:
+        reloads, index = Reloads(host), reloader(host).index
+        assert (plugins / "helper.py").resolve() not in index.watched
+        config.write_text("- { id: a, name: ./plugins/a.py }\n- { id: b, name: ./plugins/b.py }\n")
+        assert (await reloads.next()).config
+        assert index.entries_of({(plugins / "helper.py").resolve()}) == ["b"]
+        (plugins / "helper.py").write_text("VALUE = 'h2'\n")
+        assert (await reloads.next()).entries == ["b"]
+        assert await call(host, "b") == "h2"
+        config.write_text("- { id: b, name: ./plugins/b.py }\n")
+        assert (await reloads.next()).removed == ["a"]
+        assert (plugins / "a.py").resolve() not in index.watched
+        assert index.entries_of({(plugins / "helper.py").resolve()}) == ["b"]

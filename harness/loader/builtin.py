@@ -30,5 +30,6 @@ BUILTINS: dict[str, Any] = _Builtins(
         "openai": "harness.llm.openai_chat:OpenAIChat",
         "agent": "harness.agent.service:AgentService",
         "mcp-client": "harness.gateway:plugin",
+        "ray-executor": "harness.executor:plugin",
     }
 )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import anyio
 from watchfiles._rust_notify import RustNotify
@@ -28,7 +27,7 @@ from ..host import Host
 from ..loader.problems import Problem
 from ..service import Service
 from .index import SourceIndex
-from .report import FIX_HINT, ReloadReport, new_problems
+from .report import FIX_HINT, ReloadReport, ToolLedger, new_problems
 from .watcher import check_not_emptied, inside, notifier, settle
 
 __all__ = ["HARNESS_DIR", "ReloadReport", "Reloader", "notifier"]
@@ -58,6 +57,8 @@ class Reloader(Service):
         self.host: Host = ctx.host
         self.index = SourceIndex()
         self._pending: set[Path] = set()
+        self._seen: set[Path] = set()
+        """Changed files the watcher reported, not yet sorted (watched or not)."""
         self._wake = anyio.Event()
         self._restart = anyio.Event()
         self._folders: list[Path] = []
@@ -67,6 +68,8 @@ class Reloader(Service):
         self.reloads = 0
 
     async def start(self) -> None:
+        self._ledger = ToolLedger(self.host.ctx)
+        self.ctx.on("tools/change", self._ledger.on_change)
         await anyio.to_thread.run_sync(
             self.index.update, self.host.config_files(), self.host.source_roots(), ()
         )
@@ -104,10 +107,10 @@ class Reloader(Service):
                     old.close()
                     self._restart = anyio.Event()
                 elif isinstance(raw, set):
-                    changed = {Path(path) for _, path in raw}
-                    changed = {path for path in changed if self.index.is_watched(path)}
-                    if changed:
-                        self.request(changed)
+                    # sorted out when handled, not now: a reload in progress may be about to
+                    # watch one of them (a helper created with the import that loads it)
+                    self._seen |= {Path(path) for _, path in raw}
+                    self._wake.set()
         finally:
             self._notify.close()
             if self._next is not None:
@@ -124,13 +127,17 @@ class Reloader(Service):
             await self._wake.wait()
             self._wake = anyio.Event()
             changed, self._pending = self._pending, set()
-            await self._reload(changed)
+            seen, self._seen = self._seen, set()
+            changed |= {path for path in seen if self.index.is_watched(path)}
+            if changed:
+                await self._reload(changed)
 
     async def _transact(self, changed: set[Path]) -> ReloadReport:
         """Classify the changes and have the host apply them: config first, then sources."""
         host = self.host
         report = ReloadReport(files=sorted(changed))
-        before_tools, before_problems = _tools(host), host.problems()
+        before_problems = host.problems()
+        self._ledger.begin()
         report.ignored = sorted(path for path in changed if inside(path, HARNESS_DIR))
         config_files = host.config_files()
         if changed & config_files:
@@ -150,12 +157,7 @@ class Reloader(Service):
             report.entries = self.index.entries_of(sources)
             if report.entries:
                 report.errors.extend(await host.reload_entries(report.entries, sources))
-        after = _tools(host)
-        report.added = [name for name in after if name not in before_tools]
-        report.removed = [name for name in before_tools if name not in after]
-        report.changed = [
-            name for name in after if name in before_tools and after[name] is not before_tools[name]
-        ]
+        self._ledger.end(report)
         report.problems = new_problems(before_problems, [*report.errors, *host.problems()])
         return report
 
@@ -169,9 +171,9 @@ class Reloader(Service):
             _log.exception("reload failed unexpectedly")
             return
         self.reloads += 1
-        await anyio.to_thread.run_sync(
-            self.index.update, self.host.config_files(), self.host.source_roots(), changed
-        )
+        # the entries (and their sources) change only with the config
+        roots = self.host.source_roots() if report.config else None
+        await anyio.to_thread.run_sync(self.index.update, self.host.config_files(), roots, changed)
         folders = self.index.folders()
         if folders != self._folders:
             self._replace_watcher(folders)
@@ -189,11 +191,3 @@ class Reloader(Service):
             _log.warning("  %s", FIX_HINT)
             ctx.emit("reload/problems", list(report.problems))
         ctx.emit("reload/done" if report.ok else "reload/failed", report)
-
-
-def _tools(host: Host) -> dict[str, Any]:
-    tools = host.ctx.get("tools")
-    if tools is None:
-        return {}
-    get = tools.get  # once: each attribute of a service view is a look-up
-    return {name: get(name) for name in tools.list()}

@@ -50,11 +50,15 @@ class SourceIndex:
         return [entry_id for entry_id in self._roots if entry_id in hit]
 
     def update(
-        self, config: Iterable[Path], roots: Mapping[str, Path | None], changed: Iterable[Path]
+        self,
+        config: Iterable[Path],
+        roots: Mapping[str, Path | None] | None,
+        changed: Iterable[Path],
     ) -> None:
         """Bring the index up to date after ``changed`` files changed (file work: may run in
-        a thread). ``roots`` are the host's entry sources; only the entries whose source is
-        new or moved, or whose closure holds a changed file, are walked again."""
+        a thread). ``roots`` are the host's entry sources (None: the same entries as
+        before); only the entries whose source is new or moved, or whose closure holds a
+        changed file, are walked again."""
         changed = set(changed)
         self.graph.forget(changed)
         dirty = set(self.entries_of(changed))
@@ -64,6 +68,10 @@ class SourceIndex:
         for path in config - self._config:
             self._count(path, +1)
         self._config = config
+        if roots is None:
+            for entry_id in dirty:
+                self._set(entry_id, self._walk(self._roots[entry_id]))
+            return
         for entry_id in [entry_id for entry_id in self._roots if entry_id not in roots]:
             self._set(entry_id, frozenset())
             del self._roots[entry_id]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ..context import Context
 from ..loader.problems import Problem
 
 FIX_HINT = (
@@ -70,3 +72,44 @@ def new_problems(before: list[Problem], after: list[Problem]) -> list[Problem]:
             seen.add(key)
             out.append(problem)
     return out
+
+
+class ToolLedger:
+    """The tools' definitions, kept from ``tools/change``, and what one reload changed in
+    them: no pass over every tool, however many are loaded."""
+
+    def __init__(self, root: Context) -> None:
+        self._root = root
+        tools = root.get("tools")
+        get = tools.get if tools is not None else None  # once: a view's attribute is a look-up
+        self._definitions: dict[str, Any] = (
+            {name: get(name) for name in tools.list()} if tools is not None and get else {}
+        )
+        self._before: dict[str, Any] | None = None
+
+    def on_change(self, kind: str, name: str) -> None:
+        """The ``tools/change`` listener."""
+        if self._before is not None and name not in self._before:
+            self._before[name] = self._definitions.get(name)
+        tools = self._root.get("tools")
+        definition = tools.get(name) if kind == "added" and tools is not None else None
+        if definition is not None:
+            self._definitions[name] = definition
+        else:
+            self._definitions.pop(name, None)
+
+    def begin(self) -> None:
+        """Start recording what changes."""
+        self._before = {}
+
+    def end(self, report: ReloadReport) -> None:
+        """Fill the report's tools ``added``, ``removed`` and ``changed``; stop recording."""
+        before, self._before = self._before or {}, None
+        for name, old in before.items():
+            new = self._definitions.get(name)
+            if old is None and new is not None:
+                report.added.append(name)
+            elif old is not None and new is None:
+                report.removed.append(name)
+            elif new is not old:
+                report.changed.append(name)

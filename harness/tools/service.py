@@ -157,6 +157,26 @@ class ToolsService(ToolRegistry, Service):
             for call, result in zip(items, results, strict=True)
         ]
 
+    async def run(self, call: ToolCall) -> ToolResult:
+        """Validation, the body under its timeout, the output check and rendering: what the
+        innermost ``next`` of ``tools/execute`` does, with no pipeline stage, gate or
+        ``tools/result`` event.
+
+        For an executor running a call its host already decided on (:mod:`harness.executor`).
+        Never raises but the caller's cancellation.
+        """
+        try:
+            return await self._run(call)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as exc:
+            _log.error(
+                "internal error while running tool %r (call %s)", call.name, call.id, exc_info=exc
+            )
+            return ToolResult.failure(
+                call, "internal", f"Internal error while running tool {call.name}; see the host log"
+            )
+
     async def _decide(
         self, call: ToolCall, decision: Any, approval: ApprovalService | None
     ) -> ToolResult | None:
