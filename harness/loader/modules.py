@@ -24,6 +24,40 @@ from typing import Any
 LOCAL_PREFIX = "harness_local_"
 
 
+def is_imported(module_name: str) -> bool:
+    """Whether ``module_name`` is in the import system now."""
+    return module_name in sys.modules
+
+
+class NotLoadable(ImportError):
+    """The import system has no loader for a plugin file."""
+
+
+def import_file(module_name: str, path: Path, is_package: bool) -> types.ModuleType:
+    """Import the plugin file or package folder ``path`` as ``module_name``, once.
+
+    The module is in ``sys.modules`` while its code runs (so its relative imports find their
+    package) and taken out again when that raises; the exception propagates.
+    """
+    loaded = sys.modules.get(module_name)
+    if loaded is not None:
+        return loaded
+    file = path / "__init__.py" if is_package else path
+    spec = importlib.util.spec_from_file_location(
+        module_name, file, submodule_search_locations=[str(path)] if is_package else None
+    )
+    if spec is None or spec.loader is None:
+        raise NotLoadable(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
 def local_module_name(path: Path) -> str:
     """The unique module name of a plugin file or package folder, in its folder's package."""
     folder = path.parent

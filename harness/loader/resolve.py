@@ -19,7 +19,6 @@ import importlib.machinery
 import importlib.util
 import re
 import stat
-import sys
 import traceback
 import types
 from collections.abc import Iterable
@@ -33,7 +32,14 @@ from ..errors import HarnessError, PluginError
 from ..plugin import spec_of
 from .builtin import BUILTINS
 from .imports import local_closure
-from .modules import forget_modules, local_module_name, local_modules_in
+from .modules import (
+    NotLoadable,
+    forget_modules,
+    import_file,
+    is_imported,
+    local_module_name,
+    local_modules_in,
+)
 
 hookspec = pluggy.HookspecMarker("harness")
 hookimpl = pluggy.HookimplMarker("harness")
@@ -151,7 +157,7 @@ class Resolver:
         module_name = local_module_name(path)
         closure = local_closure(path)
         stamp = _stamp(closure)
-        if module_name in sys.modules and self._stamps.get(module_name) != stamp:
+        if is_imported(module_name) and self._stamps.get(module_name) != stamp:
             forget_modules(local_modules_in(closure))  # edited since imported: import anew
         module = import_path(module_name, path, is_package)
         self._stamps[module_name] = stamp
@@ -237,31 +243,20 @@ def import_path(module_name: str, path: Path, is_package: bool | None = None) ->
 
     ``is_package``: whether ``path`` is a package folder, when the caller knows already.
     """
-    loaded = sys.modules.get(module_name)
-    if loaded is not None:
-        return loaded
     if is_package is None:
         is_package = path.is_dir()
     file = path / "__init__.py" if is_package else path
-    spec = importlib.util.spec_from_file_location(
-        module_name, file, submodule_search_locations=[str(path)] if is_package else None
-    )
-    if spec is None or spec.loader is None:
-        raise ResolveError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        return import_file(module_name, path, is_package)
     except SyntaxError as exc:
-        sys.modules.pop(module_name, None)
         location = (exc.filename or str(file), exc.lineno or 0)
         raise ResolveError(f"syntax error in plugin: {exc.msg}", location) from exc
+    except NotLoadable as exc:
+        raise ResolveError(str(exc)) from None
     except BaseException as exc:  # SystemExit and KeyboardInterrupt at import too
-        sys.modules.pop(module_name, None)
         raise ResolveError(
             f"importing the plugin raised {type(exc).__name__}: {exc}", source_location(exc, path)
         ) from exc
-    return module
 
 
 def _stamp(files: set[Path]) -> dict[Path, int]:
