@@ -6,8 +6,11 @@ tools to Ray executors: other processes, each a harness Host loaded from the sam
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +22,7 @@ import pytest
 
 from harness import Host, ToolResult
 
-from .helpers import write
+from .helpers import HARNESS, write
 
 PLUGIN = """
 import os
@@ -193,9 +196,7 @@ async def started(listener: Any) -> int:
             return int((await stream.receive()).decode())
 
 
-pytestmark = pytest.mark.anyio
-
-
+@pytest.mark.anyio
 async def test_a_shipped_call_runs_in_an_executor_process(host: Host) -> None:
     shipped = await call(host, "where")
     assert shipped.ok, shipped.error
@@ -214,6 +215,7 @@ async def test_a_shipped_call_runs_in_an_executor_process(host: Host) -> None:
     assert threaded.result == shipped.result
 
 
+@pytest.mark.anyio
 async def test_tools_not_shipped_run_in_the_host(host: Host) -> None:
     local = await call(host, "where_local")
     assert local.ok
@@ -223,6 +225,7 @@ async def test_tools_not_shipped_run_in_the_host(host: Host) -> None:
     assert unknown.error == "Tool nowhere not found"
 
 
+@pytest.mark.anyio
 async def test_invalid_arguments_fail_as_they_would_locally(host: Host) -> None:
     result = await call(host, "hang", {"port": "x", "mark": "m"})
     assert result.code == "invalid_args"
@@ -230,6 +233,7 @@ async def test_invalid_arguments_fail_as_they_would_locally(host: Host) -> None:
     assert "port" in result.error
 
 
+@pytest.mark.anyio
 async def test_a_timeout_stops_the_remote_body(host: Host, project: Path) -> None:
     mark = project / "marks" / "slow"
     mark.unlink(missing_ok=True)
@@ -247,6 +251,7 @@ async def test_a_timeout_stops_the_remote_body(host: Host, project: Path) -> Non
     assert mark.read_text() == str(pid)  # the body's finally ran, before the result came back
 
 
+@pytest.mark.anyio
 async def test_cancelling_the_caller_cancels_the_remote_body(host: Host, project: Path) -> None:
     mark = project / "marks" / "hang"
     mark.unlink(missing_ok=True)
@@ -265,6 +270,7 @@ async def test_cancelling_the_caller_cancels_the_remote_body(host: Host, project
     assert mark.read_text() == str(pid)
 
 
+@pytest.mark.anyio
 async def test_an_executor_that_dies_mid_call_is_an_internal_result(host: Host) -> None:
     async with listening() as (listener, port):
         results: list[ToolResult] = []
@@ -286,6 +292,7 @@ async def test_an_executor_that_dies_mid_call_is_an_internal_result(host: Host) 
     assert again.result not in (pid, os.getpid())
 
 
+@pytest.mark.anyio
 async def test_a_killable_sync_body_is_stopped_by_killing_its_executor(host: Host) -> None:
     before = await call(host, "stuck_where")
     assert before.ok
@@ -309,6 +316,7 @@ async def test_a_killable_sync_body_is_stopped_by_killing_its_executor(host: Hos
     assert shared.result != pid
 
 
+@pytest.mark.anyio
 async def test_a_denied_call_never_leaves_the_host(host: Host, project: Path) -> None:
     log = project / "marks" / "risky.log"
     log.unlink(missing_ok=True)
@@ -321,6 +329,7 @@ async def test_a_denied_call_never_leaves_the_host(host: Host, project: Path) ->
     assert log.read_text() == "yes\n"
 
 
+@pytest.mark.anyio
 async def test_an_ask_on_the_executor_side_fails_closed(host: Host, project: Path) -> None:
     log = project / "marks" / "risky.log"
     log.unlink(missing_ok=True)
@@ -333,3 +342,44 @@ async def test_an_ask_on_the_executor_side_fails_closed(host: Host, project: Pat
         "only in the host, never on an executor"
     )
     assert not log.exists()
+
+
+def harness_call(project: Path, *args: str) -> tuple[int, int, dict[str, Any], str]:
+    """Run the real ``harness call ... --json``: its pid, exit code, result and stderr."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    process = subprocess.Popen(
+        [HARNESS, "call", *args, "--json"],
+        cwd=project,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out, err = process.communicate(timeout=120)
+    return process.pid, process.returncode, json.loads(out), err
+
+
+def test_the_cli_ships_a_call_to_a_running_cluster(cluster: str, project: Path) -> None:
+    pid, code, result, err = harness_call(project, "where", "--set", f"executor.address={cluster}")
+    assert code == 0, err
+    assert result["ok"] is True
+    assert result["result"] not in (pid, os.getpid())
+    pid, code, result, err = harness_call(project, "where_local")
+    assert code == 0, err
+    assert result["result"] == pid
+
+
+def test_an_unreachable_cluster_is_an_internal_result(project: Path) -> None:
+    with socket.socket() as closed:  # bound, never listening: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        _pid, code, result, err = harness_call(
+            project, "where", "--set", f"executor.address=127.0.0.1:{port}"
+        )
+    assert code == 1
+    assert result["code"] == "internal"
+    assert result["error"] == (
+        f"Tool where could not run: its Ray executor is unavailable: nothing answers at "
+        f"127.0.0.1:{port} (Connection refused)"
+    )
+    assert "Traceback" not in err

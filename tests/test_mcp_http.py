@@ -18,6 +18,7 @@ import pytest
 
 from harness import Host, define_tool
 from harness.mcp import McpSurface, _Catalog
+from harness.tools.define import ToolDefinition
 
 ROOT = Path(__file__).resolve().parents[1]
 META = {
@@ -113,3 +114,42 @@ async def test_calls_never_list_the_tools_and_the_list_is_built_once_per_change(
         missing = await post(client, url, "tools/call", name="nope", arguments={})
         assert missing["isError"] is True
         assert missing["content"][0]["text"] == "Tool nope not found"
+
+
+async def test_mcp_param_headers_are_checked_only_for_schemas_that_declare_them(
+    served: tuple[McpSurface, str, Counts],
+) -> None:
+    surface, url, _ = served
+    routed = ToolDefinition(  # as a mounted upstream tool keeps its schema
+        name="routed",
+        description="Routed by region",
+        parameters={
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+        },
+        execute=lambda **args: args,
+    )
+    surface.tools.register(routed)
+    assert set(surface.catalog().inputs) == {"routed"}  # add has nothing to check
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "routed",
+        "mcp-param-region": "eu",
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "routed", "arguments": {"region": "us"}, "_meta": META},
+    }
+    async with httpx2.AsyncClient() as client:
+        mismatch = await client.post(url, content=json.dumps(body), headers=headers)
+        assert mismatch.status_code == 400, mismatch.text
+        assert "Mcp-Param-Region header does not match" in mismatch.text
+        headers["mcp-param-region"] = "us"
+        matched = await client.post(url, content=json.dumps(body), headers=headers)
+        assert matched.status_code == 200, matched.text
+        assert matched.json()["result"]["isError"] is False

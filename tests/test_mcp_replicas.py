@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
-import signal
 import socket
 import subprocess
-import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,13 +29,12 @@ from mcp.client.subscriptions import ToolsListChanged
 from harness.mcp import APPROVAL_KEY
 
 from .gateway.system import ensure_debian_packages
-from .helpers import HARNESS, ROOT, write
+from .helpers import ROOT, write
+from .processes import start_harness_run, stop
 
 pytestmark = pytest.mark.anyio
 ACCEPT = types.ElicitResult(action="accept", content={"approve": True})
 REVISION = "harness/revision"
-READERS: dict[int, threading.Thread] = {}
-"""The thread reading each replica's output, by process id."""
 
 
 @pytest.fixture
@@ -62,42 +58,6 @@ def config_text(echo: bool = True) -> str:
             name: {plugins / "write_text_file.py"}
             config: {{ root: "${{HARNESS_WORKSPACE}}" }}
         """
-
-
-def start_replica(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], int]:
-    """``harness run`` on any free port; returns once it says where it serves."""
-    process = subprocess.Popen(
-        [HARNESS, "run", "--config", str(folder / "cordis.yml"), "--port", "0", "--no-web"],
-        cwd=folder,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
-        lines.put("")
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    READERS[process.pid] = reader
-    seen: list[str] = []
-    while True:
-        try:
-            line = lines.get(timeout=60)
-        except queue.Empty:
-            process.kill()
-            pytest.fail(f"harness run did not start in 60 s: {''.join(seen)}")
-        seen.append(line)
-        if not line:
-            pytest.fail(f"harness run exited ({process.wait()}): {''.join(seen)}")
-        if line.startswith("serving MCP at http://127.0.0.1:"):
-            return process, int(line.rsplit(":", 1)[1].split("/")[0])
 
 
 def haproxy_config(ports: list[int], fd: int) -> str:
@@ -125,21 +85,6 @@ backend replicas
 """
 
 
-def stop(process: subprocess.Popen[Any]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    reader = READERS.pop(process.pid, None)
-    if reader is not None:
-        reader.join(timeout=30)  # it reads to the end of the output, then stops
-    if process.stdout is not None:
-        process.stdout.close()
-
-
 @dataclass
 class Cluster:
     url: str
@@ -163,7 +108,7 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     try:
         ports = []
         for _ in range(2):
-            process, port = start_replica(tmp_path, env)
+            process, port = start_harness_run(tmp_path, env)
             processes.append(process)
             ports.append(port)
         # HAProxy inherits a listening socket, so it is reachable before it even starts

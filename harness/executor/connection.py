@@ -48,11 +48,14 @@ def connect(config: ExecutorConfig) -> concurrent.futures.Future[str]:
 
 
 def _init(config: ExecutorConfig, done: concurrent.futures.Future[str]) -> None:
+    ray_log = logging.getLogger("ray")
+    if ray_log.level == logging.NOTSET:  # Ray's start-up chatter stays out of the host's log
+        ray_log.setLevel(logging.ERROR)
     try:
         address = config.address
-        if address == "local":
-            # Loopback only: a local Ray otherwise binds the machine's network address. Ray
-            # reads this when it is first imported.
+        if address == "local" or _loopback(address):
+            # Loopback stays loopback: Ray otherwise binds (or rewrites 127.0.0.1 to) the
+            # machine's network address. Ray reads this when it is first imported.
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         import ray
 
@@ -72,6 +75,11 @@ def _init(config: ExecutorConfig, done: concurrent.futures.Future[str]) -> None:
         done.set_exception(exc)
         return
     threading.Event().wait()  # Ray's driver state stays with this thread: park it
+
+
+def _loopback(address: str) -> bool:
+    host = address.removeprefix("ray://").rpartition(":")[0].strip("[]")
+    return host == "localhost" or host == "::1" or host.startswith("127.")
 
 
 def _probe(address: str, seconds: float) -> None:

@@ -84,8 +84,10 @@ class Shipper:
         self.config = config
         self._spec = spec
         self._executors: dict[str, tuple[Any, concurrent.futures.Future[Any]]] = {}
-        self._suspect: set[str] = set()
-        """Executors that died or were killed: the next call waits until Ray restarted them."""
+        self._suspect: dict[str, int | None] = {}
+        """Executors that died or were killed, with the process they had: the next call
+        waits until Ray restarted them in another process."""
+        self._pids: dict[str, int] = {}
 
     async def around(self, call: ToolCall, next: Any) -> ToolResult:
         tool = self.ctx.tools.get(call.name)
@@ -96,6 +98,8 @@ class Shipper:
     def restart(self, *_: Any) -> None:
         """Let the executors go; the next calls start new ones."""
         executors, self._executors = self._executors, {}
+        self._suspect.clear()
+        self._pids.clear()
         for handle, _ready in executors.values():
             _kill(handle, restart=False)
 
@@ -134,7 +138,7 @@ class Shipper:
                 await self._stop(ref, future, tool, kind, handle)
             raise
         except Exception as exc:
-            self._suspect.add(kind)
+            self._suspect[kind] = self._pids.get(kind)
             return self._lost(call, exc)
         result = _rebuild(call, data)
         if result.code == "timeout" and kind == "kill" and not tool.is_async:
@@ -159,10 +163,11 @@ class Shipper:
             handle: Any = actor.remote(*self._spec)
             held = (handle, handle.ready.remote().future())
             self._executors[kind] = held
-        await wait(held[1])
+        info = await wait(held[1])
+        self._pids.setdefault(kind, info["pid"])
         if kind in self._suspect:
-            await _alive(held[0])
-            self._suspect.discard(kind)
+            self._pids[kind] = await _alive(held[0], self._suspect[kind])
+            del self._suspect[kind]
         return held[0]
 
     async def _stop(
@@ -190,7 +195,7 @@ class Shipper:
 
     def _kill(self, kind: str, handle: Any) -> None:
         """Kill an executor to stop a sync body; Ray restarts it for the next calls."""
-        self._suspect.add(kind)
+        self._suspect[kind] = self._pids.get(kind)
         _kill(handle, restart=True)
 
     # -- results -------------------------------------------------------------------------
@@ -233,16 +238,21 @@ def _rebuild(call: ToolCall, data: Any) -> ToolResult:
         )
 
 
-async def _alive(handle: Any) -> None:
-    """Wait until Ray has restarted an executor (the caller bounds the wait)."""
+async def _alive(handle: Any, gone: int | None) -> int:
+    """Wait until Ray has restarted an executor in a process other than ``gone``; its pid.
+
+    The caller bounds the wait.
+    """
     import ray.exceptions
 
     while True:
         try:
-            await wait(handle.ready.remote().future())
-            return
-        except ray.exceptions.ActorUnavailableError:
-            await anyio.sleep(0.1)  # restarting: ask again shortly
+            info = await wait(handle.ready.remote().future())
+            if info["pid"] != gone:
+                return int(info["pid"])
+        except (ray.exceptions.ActorUnavailableError, ray.exceptions.RayActorError):
+            pass  # restarting
+        await anyio.sleep(0.1)  # ask again shortly
 
 
 def _kill(handle: Any, *, restart: bool) -> None:

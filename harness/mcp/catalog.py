@@ -19,11 +19,16 @@ from ..tools.formats import mcp as mcp_schema
 from ..tools.service import ToolsService
 
 REVISION_KEY = "harness/revision"
+HEADER_MARK = "x-mcp-header"
+"""The schema keyword that asks for ``Mcp-Param-*`` headers. The SDK checks a call's headers
+against the schema's properties marked with it, walking the schema twice per call; a schema
+without the mark has nothing to check, so ``inputs`` leaves it out (the SDK then skips it)."""
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """One registry state in the MCP format: the tools/list answer and the input schemas."""
+    """One registry state in the MCP format: the tools/list answer, the input schemas that
+    declare ``Mcp-Param`` headers, and the revision."""
 
     service: ToolsService
     listing: types.ListToolsResult
@@ -40,7 +45,8 @@ class Catalog:
                 continue
             schema = mcp_schema(definition)
             hints = schema.get("annotations") or {}
-            inputs[name] = schema["inputSchema"]
+            if HEADER_MARK in json.dumps(schema["inputSchema"]):
+                inputs[name] = schema["inputSchema"]
             tools.append(
                 types.Tool(
                     name=schema["name"],

@@ -38,6 +38,7 @@ from ..service import unwrap
 from ..tools.approval import CallSeal
 from ..tools.calls import ToolCall
 from ..tools.service import ToolsService
+from . import problems
 from .approval import APPROVAL_KEY, McpApproval
 from .catalog import Catalog
 from .hosts import check_bind
@@ -72,6 +73,8 @@ class McpSurface:
         self.root = root
         self.bus = InMemorySubscriptionBus()
         self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._told: weakref.WeakSet[Any] = weakref.WeakSet()
+        """Handshake-era connections already sent the host's problems."""
         self.notifications = 0
         self._dirty = False
         self._catalog: Catalog | None = None
@@ -85,6 +88,15 @@ class McpSurface:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
+        if not tracing_installed():
+            # The SDK wraps every request in an OpenTelemetry span, a fifth of a tools/call's
+            # server time in `python -m bench mcp_http`, and a no-op until a tracer provider
+            # is installed: drop it then (the SDK documents removing it from this list).
+            self.server.middleware = [
+                layer
+                for layer in self.server.middleware
+                if type(layer).__name__ != "OpenTelemetryMiddleware"
+            ]
         # a handshake-era client hears of changes from its handshake on, not from its
         # first request
         self.server.add_notification_handler(
@@ -108,11 +120,18 @@ class McpSurface:
     def attach(self) -> None:
         """Listen for registry changes (approvals go to the client of each call)."""
         self.root.on("tools/change", self._changed)
+        self.root.on("reload/problems", self._reload_problems)
 
     # -- handlers --------------------------------------------------------------------------
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        self._remember(ctx)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await problems.reply(ctx.session, ctx.request_id, problems.current(self.root))
+        else:
+            connection = self._remember(ctx)
+            if connection not in self._told:  # once per connection, on its first listing
+                self._told.add(connection)
+                await problems.reply(ctx.session, ctx.request_id, problems.current(self.root))
         return self.catalog().listing
 
     async def _initialized(self, ctx: Any, params: types.NotificationParams) -> None:
@@ -146,17 +165,28 @@ class McpSurface:
 
     # -- notifications ---------------------------------------------------------------------
 
-    def _remember(self, ctx: Any) -> None:
+    def _remember(self, ctx: Any) -> Connection | None:
         # ctx.session is a per-request proxy; notifications outlive the request, so keep
         # the connection behind it (weakly: a closed connection drops out by itself).
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self.connections.add(connection_of(ctx.session))
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        connection = connection_of(ctx.session)
+        self.connections.add(connection)
+        return connection
 
     def _changed(self, kind: str, name: str) -> None:
         self._catalog = None
         if not self._dirty and not self.root.is_disposed:
             self._dirty = True
             self.root.start_soon(self._notify)
+
+    def _reload_problems(self, found: list[Any]) -> None:
+        if found and not self.root.is_disposed:
+            self.root.start_soon(self._tell_problems, list(found))
+
+    async def _tell_problems(self, found: list[Any]) -> None:
+        for connection in list(self.connections):
+            await problems.notify(connection, "warning", found)
 
     async def _notify(self) -> None:
         await anyio.sleep(NOTIFY_DELAY)
@@ -213,6 +243,14 @@ class McpSurface:
         limits = limits or HttpLimits()
         app = self.http_app(host, token, allow_hosts, limits)
         await serve_app(wrap(app) if wrap is not None else app, host, port, token, limits, on_ready)
+
+
+def tracing_installed() -> bool:
+    """Whether an OpenTelemetry tracer provider is installed (spans would go somewhere)."""
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def connection_of(session: ServerSession) -> Connection:
