@@ -14,8 +14,9 @@ serialized. The host is the ``host`` service of its root context, so a plugin ca
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+import gc
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -23,13 +24,14 @@ from typing import Any
 import anyio
 
 from .context import Context
-from .errors import ConfigError, HarnessError
-from .fiber import Fiber, FiberState
+from .errors import HarnessError
+from .fiber import FiberState
 from .loader.config import LoadedConfig, Plan, read_config
 from .loader.imports import local_closure
 from .loader.modules import Stash
 from .loader.problems import Problem
-from .loader.resolve import Resolved, ResolveError, Resolver, is_path, source_location
+from .loader.resolve import Resolved, ResolveError, Resolver, is_path
+from .loader.slots import Slot, Slots
 from .service import unwrap
 from .tools.service import ToolsService
 
@@ -54,18 +56,6 @@ class EntryStatus:
         return {"id": self.id, "name": self.name, "state": self.state, "error": self.error}
 
 
-@dataclass
-class _Slot:
-    plan: Plan
-    fiber: Fiber | None = None
-    resolved: Resolved | None = None
-    good: Plan | None = None
-    """The plan the running fiber was applied with."""
-    error: Problem | None = None
-    """Why the last change failed, or why the entry cannot load."""
-    extra: list[Problem] = field(default_factory=list)
-
-
 class Host:
     """The plugins of a config file, running in one root context."""
 
@@ -86,8 +76,7 @@ class Host:
         self.loaded: LoadedConfig | None = None
         self._root = Context(base_dir=self.config_path.absolute().parent)
         self._resolver = Resolver()
-        self._slots: dict[str, _Slot] = {}
-        self._implicit_tools: Fiber | None = None
+        self._entries = Slots(self._root, self._resolver)
         self._lock = anyio.Lock()
         self._fatal: list[Problem] = []
 
@@ -97,7 +86,8 @@ class Host:
         await self._root.__aenter__()
         try:
             self._root.provide("host", self)
-            await self.reload()
+            with _no_cycle_collection():
+                await self.reload()
             if self.watch:  # by name: the reload service stands above the host
                 reload = self._resolver.resolve(RELOAD_SERVICE, self._root.base_dir)
                 await self._root.plugin(reload.plugin)
@@ -131,7 +121,7 @@ class Host:
         """Every entry in config order, disabled ones and groups included."""
         tools = self._root.get("tools")
         out = []
-        for slot in self._slots.values():
+        for slot in self._entries.by_id.values():
             plan = slot.plan
             if plan.entry.is_group:
                 state = "active" if plan.enabled else "disabled"
@@ -145,7 +135,7 @@ class Host:
                 continue
             fiber = slot.fiber
             if error is None and fiber.error is not None:
-                error = self._describe_failure(slot)
+                error = self._entries.describe_failure(slot)
             names = tuple(tools.tools_of(fiber)) if tools is not None else ()
             out.append(EntryStatus(plan.id, plan.name, fiber.state.value, error, plan.group, names))
         return out
@@ -155,7 +145,7 @@ class Host:
         found: list[Problem] = list(self._fatal)
         if self.loaded is not None:
             found.extend(self.loaded.problems)
-        for slot in self._slots.values():
+        for slot in self._entries.by_id.values():
             if slot.error is not None:
                 found.append(slot.error)
             found.extend(slot.extra)
@@ -164,7 +154,7 @@ class Host:
                 continue
             where = slot.plan.entry.where_of("name")
             if fiber.state is FiberState.FAILED:
-                found.append(self._failure_problem(slot.plan, fiber, slot.resolved))
+                found.append(self._entries.failure_problem(slot.plan, fiber, slot.resolved))
             elif fiber.state is FiberState.PENDING:
                 missing = fiber.runtime.missing(fiber)
                 message = (
@@ -204,7 +194,7 @@ class Host:
             return
         self._fatal = []
         self.loaded = loaded
-        await self._reconcile(loaded.plans)
+        await self._entries.reconcile(loaded.plans)
 
     # -- hot reload ----------------------------------------------------------------------
 
@@ -220,7 +210,7 @@ class Host:
         """Each plugin entry's local source files: its own and those it imports."""
         return {
             entry_id: self._sources_of(slot)
-            for entry_id, slot in self._slots.items()
+            for entry_id, slot in self._entries.by_id.items()
             if not slot.plan.entry.is_group
         }
 
@@ -229,11 +219,11 @@ class Host:
         for other plugins): cheap, no file is read (hot reload walks the imports itself)."""
         return {
             entry_id: self._root_of(slot)
-            for entry_id, slot in self._slots.items()
+            for entry_id, slot in self._entries.by_id.items()
             if not slot.plan.entry.is_group
         }
 
-    def _root_of(self, slot: _Slot) -> Path | None:
+    def _root_of(self, slot: Slot) -> Path | None:
         if slot.resolved is not None and slot.resolved.source is not None:
             return slot.resolved.source
         name = slot.plan.name
@@ -241,7 +231,7 @@ class Host:
             return (slot.plan.base / Path(name).expanduser()).resolve()
         return None
 
-    def _sources_of(self, slot: _Slot) -> set[Path]:
+    def _sources_of(self, slot: Slot) -> set[Path]:
         root = self._root_of(slot)
         if root is None:
             return set()
@@ -258,7 +248,7 @@ class Host:
         are back and the error is returned (and shown by ``problems()``).
         """
         async with self._lock:
-            slots = [self._slots[i] for i in ids if i in self._slots]
+            slots = [self._entries.by_id[i] for i in ids if i in self._entries.by_id]
             slots = [slot for slot in slots if not slot.plan.entry.is_group]
             stash = Stash(set(changed).union(*(self._sources_of(slot) for slot in slots)))
 
@@ -266,7 +256,7 @@ class Host:
                 stash.restore()
                 self._resolver.invalidate(stash.names)
 
-            changes: list[tuple[_Slot, Resolved, Plan]] = []
+            changes: list[tuple[Slot, Resolved, Plan]] = []
             for slot in slots:
                 plan = slot.plan
                 if not plan.enabled or plan.errors:
@@ -277,189 +267,31 @@ class Host:
                     )
                 except ResolveError as exc:
                     undo()
-                    problem = self._problem(plan, "name", str(exc))
+                    problem = self._entries.problem(plan, "name", str(exc))
                     if slot.fiber is not None:
                         slot.error = problem
                     return [problem]
-            failure = await self._replace(changes, undo)
+            failure = await self._entries.replace(changes, undo)
             return [failure] if failure is not None else []
 
-    async def _reconcile(self, plans: list[Plan]) -> None:
-        wanted = {plan.id for plan in plans}
-        for entry_id in reversed(list(self._slots)):
-            if entry_id not in wanted:
-                slot = self._slots.pop(entry_id)
-                if slot.fiber is not None:
-                    await slot.fiber.dispose()
-        await self._ensure_tools(plans)
-        slots: dict[str, _Slot] = {}
-        for plan in plans:
-            slot = self._slots.get(plan.id) or _Slot(plan)
-            slots[plan.id] = slot
-            await self._apply(slot, plan)
-        self._slots = slots
-        tools = self._root.get("tools")
-        if tools is not None:  # tools keep their entry's place in cordis.yml, whatever reloads
-            tools.order_by({plan.id: index for index, plan in enumerate(plans)})
 
-    async def _ensure_tools(self, plans: list[Plan]) -> None:
-        configured = any(p.name == "harness:tools" and p.enabled and not p.errors for p in plans)
-        if configured and self._implicit_tools is not None:
-            await self._implicit_tools.dispose()
-            self._implicit_tools = None
-        elif not configured and self._implicit_tools is None:
-            self._implicit_tools = await self._root.plugin(ToolsService)
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused during the initial load.
 
-    async def _apply(self, slot: _Slot, plan: Plan) -> None:
-        slot.plan = plan
-        slot.extra = []
-        if plan.entry.is_group:
-            # a group loads nothing itself, but its problems (a 'name', a 'config', an
-            # unknown key) are reported like any entry's
-            slot.error = plan.errors[0] if plan.errors else None
-            slot.extra = list(plan.errors[1:])
-            return
-        running = _serving(slot)
-        if plan.errors:
-            slot.error = plan.errors[0]
-            slot.extra = plan.errors[1:]
-            if not running:
-                await self._drop(slot)
-            return  # a running old version keeps serving
-        if not plan.enabled:
-            slot.error = None
-            await self._drop(slot)
-            return
-        good = slot.good if running else None
-        if good is not None and good.key == plan.key and slot.resolved is not None:
-            if good.config == plan.config and _same_inject(good, plan):
-                slot.error = None
-                return
-            await self._restart(slot, plan, good)
-            return
-        try:
-            resolved = self._resolver.resolve_plugin(plan.name or "", plan.base)
-        except ResolveError as exc:
-            slot.error = self._problem(plan, "name", str(exc))
-            if not running:
-                await self._drop(slot)
-            return
-        await self._replace([(slot, resolved, plan)])
-
-    async def _restart(self, slot: _Slot, plan: Plan, good: Plan) -> None:
-        """Same code, new config or inject: restart only this plugin, rolling back on failure."""
-        fiber = slot.fiber
-        assert fiber is not None
-        assert slot.resolved is not None
-        if not _same_inject(good, plan):
-            await self._replace([(slot, slot.resolved, plan)])
-            return
-        try:
-            await fiber.update(plan.config)
-        except ConfigError as exc:  # refused: the old config keeps running
-            slot.error = self._problem(plan, "config", str(exc))
-            return
-        except Exception:  # the apply failed; the fiber holds the error
-            pass
-        if fiber.state is not FiberState.FAILED:
-            slot.good, slot.error = plan, None
-            return
-        failure = self._failure_problem(plan, fiber, slot.resolved)
-        with contextlib.suppress(Exception):
-            await fiber.update(good.config)
-        slot.error = failure
-
-    async def _replace(
-        self,
-        changes: list[tuple[_Slot, Resolved, Plan]],
-        undo: Callable[[], None] | None = None,
-    ) -> Problem | None:
-        """Swap each slot's fiber for ``resolved`` applied with ``plan``, all or nothing.
-
-        The old fibers are disposed (last first) and the new ones loaded in order. When one
-        fails, the new ones are disposed, ``undo`` runs, every slot that was serving gets
-        its previous version back and the failure is returned (and kept on its slot); a slot
-        with no previous version keeps its new fiber, failed or not.
-        """
-        before = [(slot.resolved, slot.good if _serving(slot) else None) for slot, _, _ in changes]
-        for slot, _, _ in reversed(changes):
-            await self._drop(slot)
-        loaded: list[Fiber] = []
-        failure: Problem | None = None
-        for _, resolved, plan in changes:
-            fiber = await self._load(resolved, plan)
-            loaded.append(fiber)
-            if fiber.state is FiberState.FAILED:
-                failure = self._failure_problem(plan, fiber, resolved)
-                break
-        if failure is None:
-            for (slot, resolved, plan), fiber in zip(changes, loaded, strict=True):
-                slot.fiber, slot.resolved, slot.good, slot.error = fiber, resolved, plan, None
-            return None
-        for fiber, (_, good) in reversed(list(zip(loaded, before, strict=False))):
-            if good is not None:
-                await fiber.dispose()
-        if undo is not None:
-            undo()
-        for index, ((slot, resolved, plan), (old, good)) in enumerate(
-            zip(changes, before, strict=True)
-        ):
-            if good is not None and old is not None:
-                slot.fiber = await self._load(old, good)
-            elif index < len(loaded):  # nothing to go back to: the new fiber stays
-                fiber = loaded[index]
-                slot.fiber, slot.resolved, slot.error = fiber, resolved, None
-                slot.good = None if fiber.state is FiberState.FAILED else plan
-        if before[len(loaded) - 1][1] is not None:
-            changes[len(loaded) - 1][0].error = failure
-        return failure
-
-    async def _drop(self, slot: _Slot) -> None:
-        if slot.fiber is not None:
-            await slot.fiber.dispose()
-            slot.fiber = None
-
-    async def _load(self, resolved: Resolved, plan: Plan) -> Fiber:
-        fiber = self._root.plugin(
-            resolved.plugin, plan.config, name=plan.id, inject=plan.entry.inject
-        )
-        with contextlib.suppress(Exception):  # the fiber holds the error; status() reports it
-            await fiber
-        return fiber
-
-    # -- messages ------------------------------------------------------------------------
-
-    def _problem(self, plan: Plan, key: str, message: str) -> Problem:
-        where = plan.entry.where_of(key)
-        return Problem.at(where.file, where.line, plan.id, message)
-
-    def _failure_problem(self, plan: Plan, fiber: Fiber, resolved: Resolved | None) -> Problem:
-        key = "config" if isinstance(fiber.error, ConfigError) else "name"
-        return self._problem(plan, key, _failure_text(fiber.error, resolved))
-
-    def _describe_failure(self, slot: _Slot) -> str:
-        assert slot.fiber is not None
-        return _failure_text(slot.fiber.error, slot.resolved)
+    Loading allocates many long-lived objects (modules, fibers, tools) and little garbage;
+    each full collection meanwhile walks everything loaded so far, which made start-up cost
+    per entry grow with the number of entries (a third more at 3000). Collection resumes,
+    as configured, once the load has settled (reference counting frees memory meanwhile).
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 RELOAD_SERVICE = "harness.reload:Reloader"
 """What ``Host(watch=True)`` loads."""
-
-
-def _serving(slot: _Slot) -> bool:
-    """True when the slot's fiber runs a version that could be restored."""
-    return slot.fiber is not None and slot.fiber.state is not FiberState.FAILED
-
-
-def _failure_text(error: BaseException | None, resolved: Resolved | None) -> str:
-    if error is None:
-        return "failed"
-    if isinstance(error, HarnessError):
-        return str(error)
-    location = source_location(error, resolved.source if resolved else None)
-    text = f"apply raised {type(error).__name__}: {error}"
-    return f"{text} ({location[0]}:{location[1]})" if location else text
-
-
-def _same_inject(a: Plan, b: Plan) -> bool:
-    return bool(a.entry.inject == b.entry.inject)

@@ -229,6 +229,15 @@ def format_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
 
 
 def _arity(func: Callable[..., Any], skip_self: bool = False) -> int:
+    plain = type(func) is types.FunctionType
+    if plain and not hasattr(func, "__wrapped__") and not hasattr(func, "__signature__"):
+        code = func.__code__  # what inspect.signature would read, without building it
+        if code.co_flags & inspect.CO_VARARGS:
+            return 2
+        count = code.co_argcount
+        if skip_self and count and code.co_varnames[0] == "self":
+            count -= 1
+        return min(count, 2)
     try:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):  # builtins without a signature: assume (ctx, config)

@@ -48,9 +48,6 @@ def connect(config: ExecutorConfig) -> concurrent.futures.Future[str]:
 
 
 def _init(config: ExecutorConfig, done: concurrent.futures.Future[str]) -> None:
-    ray_log = logging.getLogger("ray")
-    if ray_log.level == logging.NOTSET:  # Ray's start-up chatter stays out of the host's log
-        ray_log.setLevel(logging.ERROR)
     try:
         address = config.address
         if address == "local" or _loopback(address):
@@ -60,6 +57,9 @@ def _init(config: ExecutorConfig, done: concurrent.futures.Future[str]) -> None:
         import ray
 
         if not ray.is_initialized():
+            # Ray's start-up chatter (token notices, signal handlers) stays off the host's
+            # stderr; its errors still show.
+            logging.getLogger("ray").setLevel(logging.ERROR)
             if address == "local":
                 ray.init(
                     num_cpus=config.local_cpus,

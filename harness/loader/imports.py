@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -129,9 +130,16 @@ def relative_imports(file: Path) -> set[Path]:
     return GRAPH.imports(file)[0]
 
 
+_MAY_IMPORT_RELATIVELY = re.compile(rb"\bfrom[\s\\]+\.")
+"""``from`` then blanks or line continuations then a dot: every relative import has it."""
+
+
 def _parse(file: Path) -> tuple[Spec, ...]:
     try:
-        tree = ast.parse(file.read_bytes(), str(file))
+        source = file.read_bytes()
+        if not _MAY_IMPORT_RELATIVELY.search(source):
+            return ()  # no relative import: nothing to parse for (most plugin files)
+        tree = ast.parse(source, str(file))
     except (OSError, SyntaxError, ValueError):
         return ()
     return tuple(

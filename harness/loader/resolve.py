@@ -18,6 +18,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import re
+import stat
 import sys
 import traceback
 import types
@@ -131,14 +132,19 @@ class Resolver:
 
     def _path(self, name: str, base: Path) -> Resolved:
         path = (base / Path(name).expanduser()).resolve()
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode  # one call for what the checks below need
+        except OSError:
+            mode = 0
+        is_package = stat.S_ISDIR(mode)
+        if is_package:
             init = path / "__init__.py"
             if not init.is_file():
                 raise ResolveError(
                     f"{name} is a folder without __init__.py (resolved to {path}); "
                     "a plugin package needs one"
                 )
-        elif not path.is_file():
+        elif not stat.S_ISREG(mode):
             raise ResolveError(f"plugin file not found: {name} (resolved to {path})")
         elif path.suffix != ".py":
             raise ResolveError(f"{name} is not a Python file (resolved to {path})")
@@ -147,7 +153,7 @@ class Resolver:
         stamp = _stamp(closure)
         if module_name in sys.modules and self._stamps.get(module_name) != stamp:
             forget_modules(local_modules_in(closure))  # edited since imported: import anew
-        module = import_path(module_name, path)
+        module = import_path(module_name, path, is_package)
         self._stamps[module_name] = stamp
         return Resolved(module, "path", module_name, path)
 
@@ -226,12 +232,16 @@ class Resolver:
         return Resolved(plugin, "module", module_name)
 
 
-def import_path(module_name: str, path: Path) -> types.ModuleType:
-    """Import the plugin at ``path`` as ``module_name`` (once); report failures with a line."""
+def import_path(module_name: str, path: Path, is_package: bool | None = None) -> types.ModuleType:
+    """Import the plugin at ``path`` as ``module_name`` (once); report failures with a line.
+
+    ``is_package``: whether ``path`` is a package folder, when the caller knows already.
+    """
     loaded = sys.modules.get(module_name)
     if loaded is not None:
         return loaded
-    is_package = path.is_dir()
+    if is_package is None:
+        is_package = path.is_dir()
     file = path / "__init__.py" if is_package else path
     spec = importlib.util.spec_from_file_location(
         module_name, file, submodule_search_locations=[str(path)] if is_package else None

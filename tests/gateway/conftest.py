@@ -33,7 +33,7 @@ def write_config(folder: Path, entries: list[dict[str, Any]]) -> Path:
 
 
 def fiber_of(host: Host, entry_id: str) -> Fiber:
-    slot = host._slots[entry_id]
+    slot = host._entries.by_id[entry_id]
     assert slot.fiber is not None
     return slot.fiber
 

@@ -114,3 +114,21 @@ def test_syntax_errors_and_star_imports_read_as_no_files(tmp_path: Path) -> None
     found, missing = graph.imports(tmp_path / "star.py")
     assert found == {(tmp_path / "helper.py").resolve()}
     assert all("*" not in str(path) for path in missing)
+
+
+def test_relative_imports_written_every_way_are_followed(tmp_path: Path) -> None:
+    # files without a relative import are not parsed at all; these all have one
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / f"{name}.py").write_text("x = 1\n")
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(
+        "import os\nfrom os import path\n"
+        "from . import a\n"
+        "from  .b import x\n"
+        "from \\\n    .c import x\n"
+        "if True:\n    from\t.d import x\n"
+    )
+    files = ImportGraph().closure(plugin).files
+    assert {file.name for file in files} == {"plugin.py", "a.py", "b.py", "c.py", "d.py"}
+    (tmp_path / "plain.py").write_text("import os\nfrom os import path  # from . in a comment\n")
+    assert ImportGraph().closure(tmp_path / "plain.py").files == {(tmp_path / "plain.py")}
