@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 
 import anyio
@@ -14,7 +15,12 @@ def run(names: list[str]) -> None:
     for name in names or ALL:
         print(f"== {name}")
         module = importlib.import_module(f"bench.{name}")
-        anyio.run(module.main)
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        try:
+            anyio.run(module.main)
+        finally:  # the MCP SDK's MCPServer installs a rich INFO handler on the root logger:
+            root.handlers[:], root.level = handlers, level  # keep it out of later benchmarks
         print()
 
 
