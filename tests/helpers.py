@@ -51,13 +51,18 @@ def tool_plugin(path: Path, name: str) -> Path:
 
 
 def run_harness(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    python: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real ``harness`` executable."""
+    """Run the real ``harness`` executable (under ``python -X ...`` options when given)."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
     environment.update(env or {})
+    command = [sys.executable, *python, HARNESS] if python else [HARNESS]
     return subprocess.run(
-        [HARNESS, *args],
+        [*command, *args],
         cwd=cwd,
         env=environment,
         input=stdin,

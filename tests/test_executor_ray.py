@@ -59,8 +59,7 @@ def apply(ctx, config):
         "The id of the process running this body (never shipped)."
         return os.getpid()
 
-    @tool
-    async def hang(port: int, mark: str) -> None:
+    async def wait_marked(port: int, mark: str) -> None:
         "Say it started, then wait until cancelled, leaving a mark when it stops."
         try:
             await tell(port)
@@ -68,14 +67,9 @@ def apply(ctx, config):
         finally:
             (marks / mark).write_text(str(os.getpid()))
 
-    @tool(timeout=3)
-    async def slow(port: int, mark: str) -> None:
-        "Like hang, with a timeout of three seconds (room for a loaded machine to start it)."
-        try:
-            await tell(port)
-            await anyio.sleep_forever()
-        finally:
-            (marks / mark).write_text(str(os.getpid()))
+    hang = tool(name="hang")(wait_marked)
+    # three seconds: room for a loaded machine to start the body before its deadline
+    slow = tool(name="slow", timeout=3)(wait_marked)
 
     @tool(timeout=3)
     def stuck(port: int) -> int:

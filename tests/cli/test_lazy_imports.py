@@ -7,15 +7,13 @@ module the process imported."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from ..helpers import HARNESS, ROOT
+from ..helpers import ROOT, run_harness
 
 HEAVY = (
     "mcp",
@@ -47,16 +45,7 @@ _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE
 
 
 def imported(*args: str, cwd: Path = ROOT) -> tuple[set[str], subprocess.CompletedProcess[str]]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", HARNESS, *args],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_harness(*args, cwd=cwd, python=("-X", "importtime"))
     return set(_IMPORTED.findall(done.stderr)), done
 
 
