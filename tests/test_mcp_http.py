@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from harness import Host, define_tool
-from harness.mcp import McpSurface, _Catalog
+from harness.mcp import Catalog, McpSurface
 from harness.tools.define import ToolDefinition
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,18 +47,18 @@ async def served(
 ) -> AsyncIterator[tuple[McpSurface, str, Counts]]:
     counts = Counts()
     listing = McpSurface._list_tools
-    building = _Catalog.of
+    building = Catalog.of
 
     async def counted_list(self: McpSurface, ctx: Any, params: Any) -> Any:
         counts.lists += 1
         return await listing(self, ctx, params)
 
-    def counted_build(service: Any) -> _Catalog:
+    def counted_build(service: Any) -> Catalog:
         counts.builds += 1
         return building(service)
 
     monkeypatch.setattr(McpSurface, "_list_tools", counted_list)
-    monkeypatch.setattr(_Catalog, "of", staticmethod(counted_build))
+    monkeypatch.setattr(Catalog, "of", staticmethod(counted_build))
     config = tmp_path / "cordis.yml"
     config.write_text(f"insert:\n  - {{ id: add, name: {ROOT / 'plugins' / 'add.py'} }}\n")
     async with Host(config) as host:

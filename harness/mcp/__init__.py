@@ -21,16 +21,12 @@ if TYPE_CHECKING:
     from .results import to_mcp_result
     from .surface import McpSurface, connection_of
 
-    _Catalog = Catalog
-    _allowed_hosts = allowed_hosts
 
 _HOMES = {
     "APPROVAL_KEY": "approval",
     "McpApproval": "approval",
     "Catalog": "catalog",
-    "_Catalog": "catalog",
     "allowed_hosts": "hosts",
-    "_allowed_hosts": "hosts",
     "check_bind": "hosts",
     "is_loopback": "hosts",
     "machine_names": "hosts",
@@ -59,7 +55,6 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # ``_Catalog`` and ``_allowed_hosts`` are the names older imports used
-    value = getattr(importlib.import_module(f".{home}", __name__), name.lstrip("_"))
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
     globals()[name] = value
     return value
