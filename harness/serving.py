@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import anyio
-import click
 from rich.console import Console
 
+from .cli.problems import report_problems
 from .cli.tables import status_table
 from .host import Host
-from .loader.problems import Problem, fix_hint
 
 
 @dataclass(frozen=True)
@@ -134,15 +133,6 @@ async def _serve(
                     running()
         if table:
             err.print("harness stopped", highlight=False)
-
-
-def report_problems(problems: list[Problem], *, live: bool) -> None:
-    """Every problem on stderr, one line each (file, line, entry, what is wrong), then what
-    to do; plain text, so a log reader or an MCP client's log gets whole lines."""
-    for problem in problems:
-        click.echo(f"problem: {problem}", err=True)
-    if problems:
-        click.echo(f"{len(problems)} problem(s): {fix_hint(live)}", err=True)
 
 
 @contextlib.contextmanager

@@ -44,16 +44,13 @@ def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
         report = {"ok": not problems, "problems": [p.to_dict() for p in problems]}
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        from ..loader.problems import fix_hint
+        from .problems import report_problems
         from .tables import status_table
 
         if statuses:
             _console().print(status_table(statuses, with_tools=False))
-        for problem in problems:
-            click.echo(f"problem: {problem}", err=True)
-        if problems:
-            click.echo(f"{len(problems)} problem(s): {fix_hint(live=False)}", err=True)
-        else:
+        report_problems(problems, live=False)
+        if not problems:
             click.echo("ok: no problems")
     sys.exit(1 if problems else 0)
 
