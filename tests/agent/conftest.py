@@ -123,6 +123,9 @@ ONE_TOOL_TURN = [
 ]
 """The events of a turn whose first step calls one tool and whose second answers."""
 
+RESUMED_ROLES = ["system", "user", "assistant", "tool", "assistant", "user"]
+"""The messages sent when a session of one tool-calling turn gets its second message."""
+
 
 async def send_cancelling(
     session: Any, text: str, tool: str, started: Any, cancel: Any

@@ -11,7 +11,7 @@ from harness import Host
 from harness.agent import SessionNotFound
 from harness.testing import Reply, Rule, ScriptedServer, call
 
-from .conftest import config_file, entry, turn
+from .conftest import RESUMED_ROLES, config_file, entry, turn
 
 pytestmark = pytest.mark.anyio
 
@@ -46,14 +46,7 @@ async def test_the_log_is_one_event_per_line_and_resume_rebuilds_the_history(
         assert more[0]["seq"] == len(logged) + 1
         assert more[0]["turn"] == 2
         sent = server.requests[-1]["messages"]
-        assert [m["role"] for m in sent] == [
-            "system",
-            "user",
-            "assistant",
-            "tool",
-            "assistant",
-            "user",
-        ]
+        assert [m["role"] for m in sent] == RESUMED_ROLES
         listed = host.ctx.agent.sessions()
     assert listed == [
         {
