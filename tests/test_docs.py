@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from .helpers import HARNESS
+
 ROOT = Path(__file__).resolve().parents[1]
-HARNESS = str(Path(sys.executable).parent / "harness")
 BLOCK = re.compile(r"<!-- (file: (?P<file>\S+)|run|output) -->\n```[a-z]*\n(?P<body>.*?)```", re.S)
 
 

@@ -15,8 +15,9 @@ import pytest
 from harness import Context, Fiber, FiberState, Host, Service
 from harness.errors import DependencyCycle
 
+from .helpers import HARNESS
+
 pytestmark = pytest.mark.anyio
-HARNESS = str(Path(sys.executable).parent / "harness")
 
 
 class Gated:

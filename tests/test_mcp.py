@@ -6,7 +6,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,9 @@ from mcp.client.streamable_http import streamable_http_client
 from harness import Host, define_tool
 from harness.mcp import McpSurface
 
-from .helpers import ALL_ON
+from .helpers import ALL_ON, HARNESS
 
 ROOT = Path(__file__).resolve().parents[1]
-HARNESS = str(Path(sys.executable).parent / "harness")
 
 
 @pytest.fixture

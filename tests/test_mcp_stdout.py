@@ -6,14 +6,11 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-from .helpers import write
-
-HARNESS = str(Path(sys.executable).parent / "harness")
+from .helpers import HARNESS, write
 
 NOISY = """
 import os

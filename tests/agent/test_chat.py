@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import termios
 import threading
 import time
@@ -15,9 +14,9 @@ from pathlib import Path
 
 from harness.testing import Fault, Reply, Rule, ScriptedServer, call
 
-from .conftest import PLUGINS, git_repo, write
+from ..helpers import HARNESS
+from .conftest import PLUGINS, RESUMED_ROLES, git_repo, write
 
-HARNESS = str(Path(sys.executable).parent / "harness")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
 CONFIG = """
@@ -203,14 +202,7 @@ def test_one_message_with_yes_then_sessions_list_and_show(tmp_path: Path) -> Non
         assert f"resumed session {session_id} (1 turns)" in again.stderr
         assert "Paris." in again.stdout
         history = server.requests[-1]["messages"]
-        assert [m["role"] for m in history] == [
-            "system",
-            "user",
-            "assistant",
-            "tool",
-            "assistant",
-            "user",
-        ]
+        assert [m["role"] for m in history] == RESUMED_ROLES
 
     listed = run("sessions", "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr

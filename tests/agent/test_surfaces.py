@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +15,10 @@ from harness import Host
 from harness.mcp import McpSurface
 from harness.testing import ScriptedServer
 
+from ..helpers import HARNESS
 from .conftest import PLUGINS, write
 
 pytestmark = pytest.mark.anyio
-HARNESS = str(Path(sys.executable).parent / "harness")
 
 CONFIG = """
 insert:

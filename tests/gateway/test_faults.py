@@ -20,11 +20,11 @@ from harness import Host
 from harness.fiber import FiberState
 from harness.gateway.plugin import supervision
 
+from ..helpers import HARNESS
 from .conftest import PYTHON, SERVER, Watch, fiber_of, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).parents[2]
-HARNESS = str(Path(PYTHON).with_name("harness"))
 ECHO = {"id": "echo", "name": str(ROOT / "plugins" / "echo.py")}
 FAST = {"restart_delay": 0.05, "max_restart_delay": 0.2}
 NO_RESET = {"restart_delay": 0.05, "max_restart_delay": 60}

@@ -17,11 +17,11 @@ from mcp.shared.exceptions import MCPError
 
 from harness import Host
 
+from ..helpers import HARNESS
 from .conftest import PYTHON, SERVER, Watch, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).parents[2]
-HARNESS = str(Path(PYTHON).with_name("harness"))
 
 
 class Process:

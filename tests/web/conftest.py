@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from ..helpers import HARNESS
+
 ROOT = Path(__file__).resolve().parents[2]
-HARNESS = str(Path(sys.executable).parent / "harness")
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
     "--headless",
