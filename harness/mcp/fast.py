@@ -23,10 +23,11 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
+from mcp.server.lowlevel.server import Server
 from mcp.server.runner import modern_error_data
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, InboundModernRoute, classify_inbound_request
@@ -34,10 +35,9 @@ from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY
 from mcp_types import methods as _methods
 from pydantic import ValidationError
 
+from .approval import Elicit
+from .catalog import Catalog
 from .headers import HeaderChecks
-
-if TYPE_CHECKING:
-    from .surface import McpSurface
 
 _log = logging.getLogger("harness.mcp")
 _runner_log = logging.getLogger("mcp.server.runner")  # where the SDK logs a bad result
@@ -61,12 +61,29 @@ _SSE_HEADERS = [
 ]
 
 
+class Surface(Protocol):
+    """What the fast path needs of :class:`~harness.mcp.surface.McpSurface`."""
+
+    @property
+    def server(self) -> Server[Any]: ...
+
+    def catalog(self) -> Catalog: ...
+
+    async def call(
+        self,
+        request_id: str,
+        params: types.CallToolRequestParams,
+        capabilities: types.ClientCapabilities | None,
+        elicit: Elicit | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult: ...
+
+
 class FastCalls:
     """ASGI layer: answers plain 2026-07-28 ``tools/call`` POSTs to ``/mcp``; the rest goes
     to ``app`` (the SDK's streamable HTTP app). ``served`` counts the requests answered here.
     """
 
-    def __init__(self, app: Any, surface: McpSurface, hosts: Sequence[str]) -> None:
+    def __init__(self, app: Any, surface: Surface, hosts: Sequence[str]) -> None:
         self.app = app
         self.surface = surface
         self.server = surface.server

@@ -42,6 +42,7 @@ from ..tools.service import ToolsService
 from . import problems
 from .approval import APPROVAL_KEY, Elicit, McpApproval
 from .catalog import Catalog
+from .fast import FastCalls
 from .hosts import check_bind
 from .http import serve_app, streamable_app
 from .results import to_mcp_result
@@ -240,7 +241,6 @@ class McpSurface:
         with ``fast``, plain 2026-07-28 calls take the fast path (:mod:`.fast`)."""
         wrap = None
         if fast:
-            from .fast import FastCalls
 
             def wrap(app: Any, hosts: list[str]) -> Any:
                 return FastCalls(app, self, hosts)
