@@ -8,7 +8,10 @@ import sys
 
 import anyio
 
-ALL = ["events", "tools", "loader", "reload", "mcp", "mcp_http", "web", "gateway", "agent"]
+ALL = [
+    *("events", "tools", "loader", "reload", "mcp", "mcp_http", "web", "gateway", "agent"),
+    "executor",  # last: its Ray cluster would weigh on the others while it runs
+]
 
 
 def run(names: list[str]) -> None:

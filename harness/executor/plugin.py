@@ -88,10 +88,18 @@ class Shipper:
         """Executors that died or were killed, with the process they had: the next call
         waits until Ray restarted them in another process."""
         self._pids: dict[str, int] = {}
+        self._decided: dict[str, tuple[ToolDefinition, bool]] = {}
+        """Per tool name: the definition seen last and whether it ships (patterns cost
+        about a microsecond; a re-registered tool is decided again)."""
 
     async def around(self, call: ToolCall, next: Any) -> ToolResult:
         tool = self.ctx.tools.get(call.name)
-        if tool is None or not self.config.ships(tool):
+        if tool is None:
+            return await next()  # type: ignore[no-any-return]
+        decided = self._decided.get(call.name)
+        if decided is None or decided[0] is not tool:  # a new or re-registered tool
+            decided = self._decided[call.name] = (tool, self.config.ships(tool))
+        if not decided[1]:
             return await next()  # type: ignore[no-any-return]
         return await self._ship(call, tool)
 
@@ -100,6 +108,7 @@ class Shipper:
         executors, self._executors = self._executors, {}
         self._suspect.clear()
         self._pids.clear()
+        self._decided.clear()
         for handle, _ready in executors.values():
             _kill(handle, restart=False)
 

@@ -10,7 +10,6 @@ nothing.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -259,5 +258,7 @@ def compile_output(spec: Mapping[str, Any], where: str) -> tuple[dict[str, Any],
 def _suggest(word: Any, options: Any) -> str:
     if not isinstance(word, str):
         return ""
+    import difflib  # only for a misspelt word: not loaded at start-up
+
     close = difflib.get_close_matches(word, list(options), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
