@@ -193,6 +193,51 @@ def object_check(checks: dict[str, Check], required: tuple[str, ...], closed: bo
     return check
 
 
+Acceptor = Callable[[dict[str, Any]], bool]
+"""A quick yes for a dict of arguments: True only when it is surely valid (see
+:func:`flat_acceptor`); False means nothing but "take the full check"."""
+
+
+def flat_acceptor(checks: dict[str, Check], required: tuple[str, ...]) -> Acceptor | None:
+    """For an open object whose properties are plain scalars (most tools' arguments): one
+    pass that says True when a dict is both valid JSON (as :func:`jsonvalue.problem` judges:
+    finite floats, ASCII strings and keys, no containers) and valid against the properties,
+    judged by exact type. None when the properties are not all plain scalars under ASCII
+    names: such objects always take the full check."""
+    if not checks or not all(c in _EXACT and key.isascii() for key, c in checks.items()):
+        return None
+    accepted = {key: _EXACT[c] for key, c in checks.items()}
+    types_of = accepted.get
+    needed = frozenset(required)
+    count = len(needed)
+    isfinite = math.isfinite
+
+    def accepts(args: dict[str, Any]) -> bool:
+        found = 0
+        for key, value in args.items():
+            kind = type(value)
+            types = types_of(key)
+            if types is None:  # a key the spec does not name: the object is open
+                if type(key) is not str or not key.isascii():
+                    return False
+                if not (
+                    kind is int or kind is bool or value is None or kind is str or kind is float
+                ):
+                    return False
+            elif kind not in types:
+                return False
+            elif key in needed:
+                found += 1
+            if kind is str:
+                if not value.isascii():
+                    return False
+            elif kind is float and not isfinite(value):
+                return False
+        return found == count
+
+    return accepts
+
+
 def one_of_check(options: list[Check]) -> Check:
     def check(value: Any) -> list[Issue] | None:
         failures = [option(value) for option in options]
