@@ -1,7 +1,8 @@
 """Per-call cost of running an ``add(a, b)`` tool, side by side with the peers.
 
 - harness: ``ctx.tools.execute`` with an empty pipeline (bound once, and looked up through
-  ``ctx.tools`` on every call), and with pass-through listeners on each stage;
+  ``ctx.tools`` on every call), and with pass-through listeners on each stage; each call
+  builds its ``ToolCall``, except in one case that reuses one (like the Agents SDK's context);
 - pydantic-ai: ``ToolManager.handle_call`` over a ``FunctionToolset``;
 - OpenAI Agents SDK: ``FunctionTool.on_invoke_tool`` with one reused ``ToolContext``;
 - MCP Python SDK: ``MCPServer.call_tool`` in process (no transport).
@@ -111,9 +112,6 @@ async def main() -> None:
     async def passthrough(*args: Any) -> Any:
         return await args[-1]()
 
-    def args() -> ToolCall:
-        return ToolCall("1", "add", {"a": 1, "b": 2})
-
     async with (
         Context() as timed,
         Context() as untimed,
@@ -133,16 +131,18 @@ async def main() -> None:
                 busier.on(stage, passthrough)
         runs = [r.tools.execute for r in (timed, untimed, busy, busier)]
         for run in runs:
-            assert (await run(args())).result == 3
+            assert (await run(ToolCall("1", "add", {"a": 1, "b": 2}))).result == 3
         run_timed, run_untimed, run_busy, run_busier = runs
+        reused = ToolCall("1", "add", {"a": 1, "b": 2})
         cases = {
-            EMPTY: lambda: run_untimed(args()),
-            TIMED: lambda: run_timed(args()),
-            THREE: lambda: run_busy(args()),
-            NINE: lambda: run_busier(args()),
+            EMPTY: lambda: run_untimed(ToolCall("1", "add", {"a": 1, "b": 2})),
+            TIMED: lambda: run_timed(ToolCall("1", "add", {"a": 1, "b": 2})),
+            REUSED: lambda: run_timed(reused),
+            THREE: lambda: run_busy(ToolCall("1", "add", {"a": 1, "b": 2})),
+            NINE: lambda: run_busier(ToolCall("1", "add", {"a": 1, "b": 2})),
             LATER: lambda: run_untimed(ToolCall("1", "add_later", {"a": 1, "b": 2})),
             LATER_TIMED: lambda: run_timed(ToolCall("1", "add_later", {"a": 1, "b": 2})),
-            VIEW: lambda: timed.tools.execute(args()),
+            VIEW: lambda: timed.tools.execute(ToolCall("1", "add", {"a": 1, "b": 2})),
             **await peers(),
         }
         results = await compare(cases, number=1000, rounds=25)
@@ -156,6 +156,12 @@ async def main() -> None:
         fastest = min(peers_seen.values())
         print(f"  fastest peer / harness empty pipeline:          x{fastest / ours:.2f}")
         print(f"  fastest peer / harness with a 60 s timeout:     x{fastest / timed_ours:.2f}")
+    agents = next((v for k, v in peers_seen.items() if k.startswith("openai-agents")), None)
+    if agents is not None:
+        print(
+            f"  like for like, openai-agents reused context / harness reused ToolCall: "
+            f"x{agents / results[REUSED]:.2f}"
+        )
     print(
         f"  60 s timeout / none:                            x{timed_ours / ours:.2f} "
         f"(a body that suspends once: x{results[LATER_TIMED] / results[LATER]:.2f})"
@@ -169,6 +175,7 @@ async def main() -> None:
 
 EMPTY = "harness, empty pipeline, no timeout"
 TIMED = "harness, empty pipeline, 60 s timeout"
+REUSED = "harness, the same, one reused ToolCall"
 VIEW = "harness, the same, ctx.tools.execute per call"
 THREE = "harness, 1 pass-through listener per stage"
 NINE = "harness, 3 pass-through listeners per stage"

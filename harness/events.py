@@ -12,7 +12,6 @@ takes effect from the next one.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -64,6 +63,8 @@ def check_listener(name: str, callback: Callback, owner: str) -> str | None:
     if params is None:
         if not name.startswith(CHECKED_NAMESPACES):
             return None
+        import difflib  # only for a misspelt name: not loaded at start-up
+
         close = difflib.get_close_matches(name, list(EVENTS), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         known = ", ".join(sorted(item for item in EVENTS if item.startswith(name.split("/")[0])))

@@ -80,20 +80,20 @@ def test_anyio_scope_records_still_feed_the_fast_cancel_check() -> None:
 
     assert scopes.FAST, (
         "anyio's asyncio backend changed: harness.tools.scopes fell back to "
-        "anyio.current_effective_deadline() on every call; update caller_cancelled()"
+        "anyio.current_effective_deadline() on every call; update caller_cancelled(running_loop())"
     )
 
 
 @pytest.mark.anyio
 async def test_the_fast_cancel_check_agrees_with_anyio(anyio_backend: str) -> None:
-    from harness.tools.scopes import caller_cancelled
+    from harness.tools.scopes import caller_cancelled, running_loop
 
-    assert caller_cancelled() is False
+    assert caller_cancelled(running_loop()) is False
     with anyio.CancelScope() as scope:
         scope.cancel()
-        assert caller_cancelled() is True
+        assert caller_cancelled(running_loop()) is True
         with anyio.CancelScope(shield=True):
-            assert caller_cancelled() is False
+            assert caller_cancelled(running_loop()) is False
             await anyio.lowlevel.checkpoint()  # shielded: goes on
         await anyio.lowlevel.checkpoint()  # cancelled here
     assert scope.cancelled_caught

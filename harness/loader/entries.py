@@ -8,7 +8,6 @@ included.
 from __future__ import annotations
 
 import copy
-import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,6 +192,8 @@ def _parse_entry(
 
 
 def _did_you_mean(key: Any) -> str:
+    import difflib  # only for a misspelt key: not loaded at start-up
+
     close = difflib.get_close_matches(str(key), ENTRY_KEYS, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

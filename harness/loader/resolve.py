@@ -4,7 +4,8 @@ In order: a path (``./``, ``../``, ``/`` or ending in ``.py``; a folder with ``_
 is a package) relative to the declaring file; ``harness:<builtin>``; a plugin named in the
 ``harness.plugins`` entry-point group of installed distributions (loaded through pluggy,
 which also lets distributions in the ``harness.resolvers`` group answer
-``harness_resolve_plugin(name)``); else an importable module ``pkg.mod`` or ``pkg.mod:attr``.
+``harness_resolve_plugin(name)``: :mod:`harness.loader.hooks`, imported only when a name
+gets that far); else an importable module ``pkg.mod`` or ``pkg.mod:attr``.
 
 Plugins loaded by path are imported as modules of a synthetic package per folder
 (``harness_local_<hash>``): module names are unique, two ``echo.py`` in different folders
@@ -24,9 +25,7 @@ import types
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pluggy
+from typing import TYPE_CHECKING, Any
 
 from ..errors import HarnessError, PluginError
 from ..plugin import spec_of
@@ -41,10 +40,23 @@ from .modules import (
     local_modules_in,
 )
 
-hookspec = pluggy.HookspecMarker("harness")
-hookimpl = pluggy.HookimplMarker("harness")
+if TYPE_CHECKING:
+    import pluggy
+
+    from .hooks import hookimpl as hookimpl
+    from .hooks import hookspec as hookspec
+
 PLUGIN_GROUP = "harness.plugins"
 RESOLVER_GROUP = "harness.resolvers"
+
+
+def __getattr__(name: str) -> Any:
+    """``hookimpl`` and ``hookspec``, still importable from here (they live in hooks)."""
+    if name in ("hookimpl", "hookspec"):
+        from . import hooks
+
+        return getattr(hooks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ResolveError(HarnessError):
@@ -55,14 +67,6 @@ class ResolveError(HarnessError):
         if location:
             message = f"{message} ({location[0]}:{location[1]})"
         super().__init__(message)
-
-
-class ResolverSpec:
-    """Hooks installed distributions may implement (register them in ``harness.resolvers``)."""
-
-    @hookspec(firstresult=True)
-    def harness_resolve_plugin(self, name: str) -> Any:
-        """Return the plugin object for ``name``, or None to let others answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +91,19 @@ class Resolver:
     """Resolves names; owns the pluggy manager of entry points and resolver hooks."""
 
     def __init__(self) -> None:
-        self.manager = pluggy.PluginManager("harness")
-        self.manager.add_hookspecs(ResolverSpec)
+        self._manager: pluggy.PluginManager | None = None
         self.warnings: list[str] = []
         self._resolvers_loaded = False
         self._stamps: dict[str, dict[Path, int]] = {}
+
+    @property
+    def manager(self) -> pluggy.PluginManager:
+        """The pluggy manager, made when a name first needs entry points or resolvers."""
+        if self._manager is None:
+            from .hooks import plugin_manager
+
+            self._manager = plugin_manager()
+        return self._manager
 
     def resolve_plugin(self, name: str, base: Path) -> Resolved:
         """:meth:`resolve`, and what it finds must be a plugin, else ResolveError.

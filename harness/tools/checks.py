@@ -193,6 +193,66 @@ def object_check(checks: dict[str, Check], required: tuple[str, ...], closed: bo
     return check
 
 
+Acceptor = Callable[[dict[str, Any]], bool]
+"""A quick yes for a dict of arguments: True only when it is surely valid (see
+:func:`flat_acceptor`); False means nothing but "take the full check"."""
+
+
+def flat_acceptor(checks: dict[str, Check], required: tuple[str, ...]) -> Acceptor | None:
+    """For an open object whose properties are plain scalars (most tools' arguments): one
+    pass over the properties that says True when a dict holds only them (the required ones
+    all), each valid JSON as :func:`jsonvalue.problem` judges it (a finite float, an ASCII
+    string) and of a type the property surely accepts. A dict with a key the spec does not
+    name gets False: the full check judges it. None when the properties are not all plain
+    scalars under ASCII names: such objects always take the full check."""
+    if not checks or not all(c in _EXACT and key.isascii() for key, c in checks.items()):
+        return None
+    needed = frozenset(required)
+    items = tuple(
+        (key, _EXACT[c] if key in needed else (*_EXACT[c], _Missing)) for key, c in checks.items()
+    )
+    count = len(items)
+    isfinite = math.isfinite
+
+    if len(needed) == count:  # every property required: the keys must be exactly these
+
+        def accepts(args: dict[str, Any]) -> bool:
+            if len(args) != count:
+                return False
+            for key, types in items:
+                value = args.get(key, _MISSING)
+                kind = type(value)
+                if kind not in types:
+                    return False
+                if kind is str:
+                    if not value.isascii():
+                        return False
+                elif kind is float and not isfinite(value):
+                    return False
+            return True
+
+        return accepts
+
+    def accepts_some(args: dict[str, Any]) -> bool:
+        present = 0
+        for key, types in items:
+            value = args.get(key, _MISSING)
+            kind = type(value)
+            if kind not in types:
+                return False
+            if kind is _Missing:
+                continue
+            present += 1
+            if kind is str:
+                if not value.isascii():
+                    return False
+            elif kind is float and not isfinite(value):
+                return False
+        return present == len(args)  # nothing but the named properties
+
+    return accepts_some
+
+
 def one_of_check(options: list[Check]) -> Check:
     def check(value: Any) -> list[Issue] | None:
         failures = [option(value) for option in options]

@@ -54,16 +54,30 @@ def start(coro: Coroutine[Any, Any, Any], seconds: float | None) -> Any:
     for it, and a body that returns on its first step costs one ``send``.
     """
     try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # no asyncio loop in this thread: trio, whose deadlines are scopes
-        if seconds is not None:
-            return Later(_scoped(coro, seconds))  # entered before the first step
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:  # no asyncio loop in this thread: trio
         loop = None
+    if loop is None and seconds is not None:  # trio (no asyncio loop), whose deadlines are
+        return Later(_scoped(coro, seconds))  # scopes: entered before the first step
     began = _monotonic()  # the deadline counts from before the first step
     try:
         waiting = coro.send(None)
     except StopIteration as done:
         return done.value
+    return suspended(coro, waiting, loop, seconds, began)
+
+
+def suspended(
+    coro: Coroutine[Any, Any, Any],
+    waiting: Any,
+    loop: asyncio.AbstractEventLoop | None,
+    seconds: float | None,
+    began: float,
+) -> Later:
+    """The rest of a body whose first step (begun at ``_monotonic()`` time ``began``, on
+    ``loop``) yielded ``waiting``: finished by ``seconds`` after ``began`` (None: no limit).
+
+    On trio (``loop`` None) only an untimed body may have been started this way."""
     if loop is None or seconds is None:
         return Later(_untimed(coro, waiting))
     # Only now is the loop's clock read (it may not be monotonic(); its rate is the same).

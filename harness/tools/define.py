@@ -16,8 +16,8 @@ from types import MethodType
 from typing import Any
 
 from ..errors import ToolArgsError, ToolDefinitionError
-from .checks import Check, finish_paths, format_issues
-from .schema import compile_output, compile_properties
+from .checks import Acceptor, Check, finish_paths, format_issues
+from .schema import compile_output, compile_parameters
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ANNOTATION_KEYS = {
@@ -70,6 +70,11 @@ class ToolAnnotations:
         }
 
 
+def unchecked(value: Any) -> Any:
+    """The ``check_output`` of a tool without an output schema: the value as it is."""
+    return value
+
+
 ArgsBinder = Callable[[Any], Callable[[], Any]]
 OutputChecker = Callable[[Any], Any]
 
@@ -97,7 +102,10 @@ class ToolDefinition:
     annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
     bind: ArgsBinder = field(default=lambda args: lambda: None, repr=False)
     """Host-only: validate parsed args and return the body's call, or raise ToolArgsError."""
-    check_output: OutputChecker = field(default=lambda value: value, repr=False)
+    accepts: Acceptor | None = field(default=None, repr=False)
+    """Host-only: a quick yes for a dict of plain scalar arguments that is valid JSON and
+    that ``bind`` would accept; a call it accepts runs ``execute(args)`` without ``bind``."""
+    check_output: OutputChecker = field(default=unchecked, repr=False)
     """Host-only: validate the body's value and return the canonical value, or raise."""
     is_async: bool = False
     """Host-only: the body is a coroutine function."""
@@ -130,7 +138,7 @@ def define_tool(
     if not callable(execute):
         raise ToolDefinitionError(f"{where}: execute must be a function")
     try:
-        schema, check = compile_properties(parameters or {}, "parameters")
+        schema, check, accepts = compile_parameters(parameters or {}, "parameters")
     except ToolDefinitionError as exc:
         raise ToolDefinitionError(f"{where}: {exc}") from None
     output_schema: dict[str, Any] | None = None
@@ -164,6 +172,7 @@ def define_tool(
         concurrency_safe=check_concurrency(concurrency_safe, marks, where),
         annotations=marks,
         bind=_binder(check, execute),
+        accepts=accepts,
         check_output=_output_checker(output_check),
         is_async=inspect.iscoroutinefunction(execute),
     )
@@ -220,7 +229,7 @@ def _binder(check: Check, execute: Callable[..., Any]) -> ArgsBinder:
 
 def _output_checker(check: Check | None) -> OutputChecker:
     if check is None:
-        return _identity
+        return unchecked
 
     def checker(value: Any) -> Any:
         issues = check(value)
@@ -229,7 +238,3 @@ def _output_checker(check: Check | None) -> OutputChecker:
         return value
 
     return checker
-
-
-def _identity(value: Any) -> Any:
-    return value

@@ -10,7 +10,6 @@ nothing.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -18,12 +17,14 @@ from typing import Any
 from ..errors import ToolDefinitionError as SpecError
 from .checks import (
     SCALAR_CHECKS,
+    Acceptor,
     Check,
     all_of,
     array_check,
     const_check,
     enum_check,
     finish_paths,
+    flat_acceptor,
     format_issues,
     json_equal,
     object_check,
@@ -51,6 +52,22 @@ def compile_properties(
 
     Returns the object's JSON Schema and its check. The object is open unless ``closed``.
     """
+    schema, checks, required = _properties(properties, where, closed, _path)
+    return schema, object_check(checks, required, closed)
+
+
+def compile_parameters(
+    properties: Any, where: str
+) -> tuple[dict[str, Any], Check, Acceptor | None]:
+    """Compile a tool's ``parameters``: the open object's schema, its check, and its
+    :func:`~harness.tools.checks.flat_acceptor` (None unless every property is a plain scalar)."""
+    schema, checks, required = _properties(properties, where, False, ())
+    return schema, object_check(checks, required, False), flat_acceptor(checks, required)
+
+
+def _properties(
+    properties: Any, where: str, closed: bool, _path: tuple[int, ...]
+) -> tuple[dict[str, Any], dict[str, Check], tuple[str, ...]]:
     if not isinstance(properties, Mapping):
         raise SpecError(f"{where}: expected a mapping of property name to spec node")
     _path = _enter(properties, where, _path)
@@ -74,7 +91,7 @@ def compile_properties(
         schema["required"] = required
     if closed:
         schema["additionalProperties"] = False
-    return schema, object_check(checks, tuple(required), closed)
+    return schema, checks, tuple(required)
 
 
 def compile_node(
@@ -241,5 +258,7 @@ def compile_output(spec: Mapping[str, Any], where: str) -> tuple[dict[str, Any],
 def _suggest(word: Any, options: Any) -> str:
     if not isinstance(word, str):
         return ""
+    import difflib  # only for a misspelt word: not loaded at start-up
+
     close = difflib.get_close_matches(word, list(options), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

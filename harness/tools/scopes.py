@@ -36,15 +36,13 @@ FAST = _SCOPES is not None
 """Whether the fast path reads anyio's records (False: every call asks the public API)."""
 
 
-def caller_cancelled() -> bool:
+def caller_cancelled(loop: asyncio.AbstractEventLoop | None) -> bool:
     """Whether the caller's cancel scope is already cancelled (no checkpoint needed).
 
-    The same answer as ``anyio.current_effective_deadline() == -math.inf``, on every backend.
+    ``loop`` is the running asyncio loop, None when there is none (trio). The same answer as
+    ``anyio.current_effective_deadline() == -math.inf``, on every backend.
     """
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no asyncio loop running in this thread: trio
-        task = None
+    task = None if loop is None else asyncio.current_task(loop)
     if task is None or _SCOPES is None:
         return anyio.current_effective_deadline() == -math.inf
     state = _SCOPES.get(ref(task))
@@ -56,3 +54,11 @@ def caller_cancelled() -> bool:
             return False
         scope = scope._parent_scope
     return False
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None when there is none (trio)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -17,6 +17,7 @@ It never raises: every failure is a :class:`ToolResult` with a ``code``.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import logging
 from collections.abc import Iterable, Mapping
@@ -33,7 +34,7 @@ from .config import ToolsConfig
 from .many import dispatch
 from .registry import ToolRegistry
 from .run import run
-from .scopes import caller_cancelled
+from .scopes import caller_cancelled, running_loop
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -80,7 +81,11 @@ class ToolsService(ToolRegistry, Service):
                 call = ToolCall.of(call)
             except TypeError as exc:
                 return ToolResult.failure(_as_call(call), "invalid_args", str(exc))
-        if caller_cancelled():
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # trio
+            loop = None
+        if caller_cancelled(loop):
             # Called from a scope that is already cancelled: no stage runs, nothing starts.
             result = _cancelled(call, "before it started")
             if "tools/result" in self._bus.layers:
@@ -88,30 +93,12 @@ class ToolsService(ToolRegistry, Service):
             return result
         layers = self._layers
         try:
-            # Stages without listeners are skipped outright: the hot path pays only for
-            # the stages somebody listens to.
-            denial = self._gates.held(call) if self._gates.closed else None
-            if denial is None and "tools/pre-execute" in layers:
-                decision = await self._bus.waterfall("tools/pre-execute", (call,), _allow)
-                denial = (
-                    None if decision == "allow" else await self._decide(call, decision, approval)
-                )
-            if denial is not None:
-                result = denial
+            if not layers and not self._gates.closed:
+                # Nobody listens to any stage and no gate is closed: the hot path.
+                ran = run(self._definitions.get(call.name), call, self.config.timeout, loop)
+                result = ran if isinstance(ran, ToolResult) else await ran
             else:
-                if "tools/execute" in layers:
-                    result = await self._bus.waterfall(
-                        "tools/execute", (call,), partial(self._run, call)
-                    )
-                    _check_result(result, "tools/execute")
-                else:
-                    ran = run(self._definitions.get(call.name), call, self.config.timeout)
-                    result = ran if isinstance(ran, ToolResult) else await ran
-                if "tools/post-execute" in layers:
-                    result = await self._bus.waterfall(
-                        "tools/post-execute", (call, result), partial(_same, result)
-                    )
-                    _check_result(result, "tools/post-execute")
+                result = await self._staged(call, approval, loop)
         except anyio.get_cancelled_exc_class():
             # The caller's scope stays cancelled: its next checkpoint raises again.
             result = _cancelled(call)
@@ -214,9 +201,37 @@ class ToolsService(ToolRegistry, Service):
     def _approval(self) -> Any:
         return self.ctx.get("approval")
 
+    async def _staged(
+        self,
+        call: ToolCall,
+        approval: ApprovalService | None,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> ToolResult:
+        """The three stages, each skipped outright when nobody listens to it, and the gates."""
+        layers = self._layers
+        denial = self._gates.held(call) if self._gates.closed else None
+        if denial is None and "tools/pre-execute" in layers:
+            decision = await self._bus.waterfall("tools/pre-execute", (call,), _allow)
+            denial = None if decision == "allow" else await self._decide(call, decision, approval)
+        if denial is not None:
+            return denial
+        result: ToolResult
+        if "tools/execute" in layers:
+            result = await self._bus.waterfall("tools/execute", (call,), partial(self._run, call))
+            _check_result(result, "tools/execute")
+        else:
+            ran = run(self._definitions.get(call.name), call, self.config.timeout, loop)
+            result = ran if isinstance(ran, ToolResult) else await ran
+        if "tools/post-execute" in layers:
+            result = await self._bus.waterfall(
+                "tools/post-execute", (call, result), partial(_same, result)
+            )
+            _check_result(result, "tools/post-execute")
+        return result
+
     async def _run(self, call: ToolCall) -> ToolResult:
         """The innermost ``next`` of ``tools/execute``: validation and the body."""
-        ran = run(self._definitions.get(call.name), call, self.config.timeout)
+        ran = run(self._definitions.get(call.name), call, self.config.timeout, running_loop())
         return ran if isinstance(ran, ToolResult) else await ran
 
 

@@ -1,6 +1,7 @@
 """The commands that only read a config load only what they use: ``tools``, ``check``,
 ``plugins`` and ``call`` never import the MCP SDK, the HTTP stack, the OpenAI SDK, the web
-console, the agent, the serving code or hot reload (and rich only to print a table).
+console, the agent, the serving code or hot reload (and rich only to print a table); nor
+pluggy while no name needs entry points, nor difflib while nothing is misspelt.
 
 The real ``harness`` executable runs under ``python -X importtime``, which lists every
 module the process imported."""
@@ -32,6 +33,9 @@ HEAVY = (
     "harness.reload",
     "harness.gateway",
     "harness.loader.writeback",
+    "pluggy",
+    "harness.loader.hooks",
+    "difflib",
 )
 COMMANDS = {
     "tools --json": ["tools", "--json"],
@@ -78,3 +82,14 @@ def test_a_dotenv_file_loads_its_reader(tmp_path: Path) -> None:
     modules, done = imported("check", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert "dotenv" in modules
+
+
+def test_an_entry_point_name_loads_pluggy_and_a_misspelt_key_difflib(tmp_path: Path) -> None:
+    (tmp_path / "cordis.yml").write_text(
+        "- { id: x, name: no_such_module_here }\n- { id: y, name: ./y.py, confg: {} }\n"
+    )
+    modules, done = imported("check", "--json", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr[-2000:]
+    assert "did you mean 'config'?" in done.stdout
+    assert "no 'harness.plugins' entry point is named 'no_such_module_here'" in done.stdout
+    assert {"pluggy", "harness.loader.hooks", "difflib"} <= modules

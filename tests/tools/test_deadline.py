@@ -17,7 +17,7 @@ import pytest
 
 from harness import Context, ToolCall, ToolResult, ToolsService, define_tool
 from harness.tools.deadline import run_with_deadline
-from harness.tools.scopes import caller_cancelled
+from harness.tools.scopes import caller_cancelled, running_loop
 
 from .conftest import tool_plugin
 
@@ -237,17 +237,17 @@ async def test_caller_cancelled_agrees_with_anyio() -> None:
         return anyio.current_effective_deadline() == -math.inf
 
     # Scopes entered only to be inspected, never awaited in:
-    seen: list[tuple[bool, bool]] = [(caller_cancelled(), expected())]
+    seen: list[tuple[bool, bool]] = [(caller_cancelled(running_loop()), expected())]
     with anyio.CancelScope() as outer:  # noqa: ASYNC100
-        seen.append((caller_cancelled(), expected()))
+        seen.append((caller_cancelled(running_loop()), expected()))
         outer.cancel()
-        seen.append((caller_cancelled(), expected()))
+        seen.append((caller_cancelled(running_loop()), expected()))
         with anyio.CancelScope(shield=True):  # noqa: ASYNC100
-            seen.append((caller_cancelled(), expected()))
+            seen.append((caller_cancelled(running_loop()), expected()))
             with anyio.CancelScope():  # noqa: ASYNC100
-                seen.append((caller_cancelled(), expected()))
+                seen.append((caller_cancelled(running_loop()), expected()))
         with anyio.CancelScope():  # noqa: ASYNC100
-            seen.append((caller_cancelled(), expected()))
+            seen.append((caller_cancelled(running_loop()), expected()))
     assert seen == [
         (False, False),
         (False, False),

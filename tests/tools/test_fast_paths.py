@@ -1,10 +1,12 @@
 """The hot path's shortcuts give exactly the answers of the full checks they skip.
 
-A call of plain scalar arguments is judged by exact type first (``checks.object_check``), its
-JSON-ness by a flat scan (``run._plain``), and a scalar value is rendered without the general
-renderer. Random arguments and values — NaN, infinities, lone surrogates, bools where numbers
-are expected, integral floats, missing and extra keys — are checked against independent
-oracles: the ``jsonschema`` library on the emitted schema, and JSON text itself.
+A call of plain scalar arguments is judged in one pass by the tool's acceptor
+(``checks.flat_acceptor``: JSON-ness and exact types together), else by exact type first
+(``checks.object_check``) and its JSON-ness by a flat scan (``run._plain``); a scalar value is
+rendered without the general renderer. Random arguments and values — NaN, infinities, lone
+surrogates, bools where numbers are expected, integral floats, missing and extra keys — are
+checked against independent oracles: the ``jsonschema`` library on the emitted schema, and
+JSON text itself.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from typing import Any
 
 import anyio
 import jsonschema
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import Context, ToolCall, ToolsService, define_tool
+from harness.tools import jsonvalue
+from harness.tools.schema import compile_parameters
 
 SCALARS = st.one_of(
     st.none(),
@@ -87,3 +92,71 @@ def test_scalar_values_render_as_their_json_text(values: list[Any]) -> None:
         assert result.result is value
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         assert result.content == [{"type": "text", "text": text}]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(KEYS, SCALARS, max_size=6))
+def test_the_acceptor_says_yes_only_to_json_that_passes_the_full_check(args: Any) -> None:
+    schema, check, accepts = compile_parameters(PARAMETERS, "parameters")
+    assert accepts is not None
+    validator = jsonschema.Draft202012Validator(schema)
+    if accepts(args):
+        assert is_json(args), args
+        assert validator.is_valid(args), args
+        assert check(args) is None, args
+        assert jsonvalue.problem(args) is None, args
+    elif is_json(args) and validator.is_valid(args):
+        # a no is only "ask the full check": here, only for what the acceptor leaves to it
+        assert (
+            any(type(v) is float and k == "n" for k, v in args.items())
+            or any(type(v) is str and not v.isascii() for v in args.values())
+            or set(args) - set(PARAMETERS)
+        ), args
+
+
+def test_the_acceptor_says_no_to_every_kind_of_trouble() -> None:
+    _, _, accepts = compile_parameters(PARAMETERS, "parameters")
+    assert accepts is not None
+    assert accepts({"a": 1})
+    assert accepts({"a": 1.5, "s": "x", "t": True, "z": None})
+    _, _, all_required = compile_parameters(
+        {"a": {"type": "number", "required": True}, "b": {"type": "string", "required": True}},
+        "parameters",
+    )
+    assert all_required is not None
+    assert all_required({"a": 1, "b": "x"})
+    assert not all_required({"a": 1})
+    assert not all_required({"a": 1, "c": "x"})
+    assert not all_required({"a": 1, "b": "x", "c": 1})
+    troubles: list[dict[Any, Any]] = [
+        {},  # a required property missing
+        {"n": 1},
+        {"a": True},  # a bool is not a number
+        {"a": "1"},
+        {"a": float("nan")},
+        {"a": 1, "more": 2},  # a key the spec does not name: the full check judges it
+        {"a": 1, "more": float("inf")},
+        {"a": 1, "s": "caf\u00e9"},  # non-ASCII strings take the full check
+        {"a": 1, "\u00e9": 1},
+        {"a": 1, 3: 1},
+        {"a": 1, "more": [1]},  # containers take the full check
+        {"a": 1, "more": {"b": 1}},
+        {"a": 1, "n": 2.0},  # an integral float: valid, but not by exact type
+    ]
+    for bad in troubles:
+        assert accepts(bad) is False, bad
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        {},
+        {"a": {"type": "string", "enum": ["x"]}},
+        {"a": {"type": "array"}},
+        {"a": {"type": "object", "properties": {}}},
+        {"\u00e9": {"type": "string"}},
+        {"a": {"type": "json"}},
+    ],
+)
+def test_no_acceptor_for_properties_exact_types_cannot_judge(parameters: Any) -> None:
+    assert compile_parameters(parameters, "parameters")[2] is None
