@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -69,6 +70,15 @@ anyio.run(main)
 """
 
 
+def environment() -> dict[str, str]:
+    """This process's environment without harness's or Ray's variables.
+
+    A ``ray.init`` earlier in this process (another test file) left ``RAY_AUTH_MODE=token``
+    here: a host with it fails against this head, which runs without authentication.
+    """
+    return {k: v for k, v in os.environ.items() if not k.startswith(("HARNESS_", "RAY_"))}
+
+
 def free_ports(count: int) -> list[int]:
     sockets = [socket.socket() for _ in range(count)]
     try:
@@ -94,9 +104,9 @@ class Head:
 
     def start(self) -> None:
         gcs, listen, grpc, metrics, node, objects, runtime = self.ports
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
-        environment["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-        environment["RAY_AUTH_MODE"] = "disabled"  # no token file written in the home folder
+        variables = environment()
+        variables["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+        variables["RAY_AUTH_MODE"] = "disabled"  # no token file written in the home folder
         # ray start --head never prompts; its last line says it blocks until signalled
         self.process = subprocess.Popen(
             [
@@ -111,7 +121,7 @@ class Head:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env=environment,
+            env=variables,
             start_new_session=True,  # its own process group: killed as a whole
         )
         assert self.process.stdout is not None
@@ -151,21 +161,20 @@ def head() -> Iterator[Head]:
     finally:
         if made.process is not None:
             made.kill(signal.SIGTERM)
+        shutil.rmtree(made.folder, ignore_errors=True)
 
 
 class Hosted:
     """A Host in its own process, answering one call per line."""
 
     def __init__(self, config: Path) -> None:
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
-        environment.pop("RAY_gcs_rpc_server_reconnect_timeout_s", None)  # harness's own
         self.process = subprocess.Popen(
             [sys.executable, "-c", HOST, str(config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=environment,
+            env=environment(),  # harness sets Ray's wait for a lost head itself
         )
         self.errors: list[str] = []
         assert self.process.stderr is not None
