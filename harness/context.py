@@ -42,6 +42,8 @@ class Context:
     _disposed: bool
     _gone: bool
     _group: TaskGroup | None
+    _views: dict[str, ServiceView[Any]]
+    """The views of services read from here, reused while the same instance is provided."""
     logger: logging.Logger
 
     def __init__(self, base_dir: Path | None = None) -> None:
@@ -52,6 +54,7 @@ class Context:
         self._disposed = False
         self._gone = False
         self._group = None
+        self._views = {}
         self.logger = logging.getLogger("harness")
 
     @classmethod
@@ -63,6 +66,7 @@ class Context:
         ctx._disposed = False
         ctx._gone = False
         ctx._group = None
+        ctx._views = {}
         ctx.logger = fiber.logger
         return ctx
 
@@ -273,7 +277,11 @@ class Context:
                 f"service {name!r} is not available: its provider is not loaded or not active "
                 f"(use ctx.get({name!r}) to read an optional service)"
             )
-        return ServiceView(slot.instance, self)
+        instance = slot.instance
+        view = self._views.get(name)
+        if view is None or view._service is not instance:
+            view = self._views[name] = ServiceView(instance, self)
+        return view
 
     def _refuse(self, name: str, slot: ServiceSlot | None) -> ServiceNotInjected | None:
         """The error for a plugin reading a service it neither injects nor provides."""

@@ -155,3 +155,16 @@ async def test_cleanups_may_still_read_services() -> None:
         fiber = await root.plugin(plugin)
         await fiber.dispose()
     assert seen == [[]]
+
+
+async def test_a_service_provided_anew_is_what_the_next_read_sees() -> None:
+    async with Context() as root:
+        withdraw = root.provide("answer", [1])
+        first = root.answer
+        assert unwrap(first) == [1]
+        assert unwrap(root.answer) is unwrap(first)
+        await withdraw()
+        assert root.get("answer") is None
+        root.provide("answer", [2])
+        assert unwrap(root.answer) == [2]
+        assert unwrap(first) == [1]  # a view read earlier keeps the value it was read for

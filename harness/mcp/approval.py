@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from ..tools.calls import ToolCall
 
 _log = logging.getLogger("harness.mcp")
 APPROVAL_KEY = "harness/approval"
+Elicit = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Asks a handshake-era client's user: ``(message, requested_schema)`` to its answer."""
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -37,24 +39,30 @@ class McpApproval:
     a valid state for this exact call, or a state used before, approves nothing.
     """
 
-    def __init__(self, ctx: Any, params: types.CallToolRequestParams, seal: CallSeal) -> None:
-        self.ctx = ctx
+    def __init__(
+        self,
+        params: types.CallToolRequestParams,
+        seal: CallSeal,
+        capabilities: types.ClientCapabilities | None,
+        elicit: Elicit | None = None,
+    ) -> None:
+        """``elicit`` asks a handshake-era client mid-call; without it (2026-07-28) the
+        question becomes an ``InputRequiredResult`` round trip."""
         self.params = params
         self.seal = seal
+        self.capabilities = capabilities
+        self.elicit = elicit
 
     async def request(self, call: ToolCall, reason: str) -> ApprovalAnswer:
         """Ask the client's user; Approved, Denied, or Pending (a later round answers)."""
-        capabilities = self.ctx.session.client_capabilities
+        capabilities = self.capabilities
         if capabilities is None or capabilities.elicitation is None:
             return Denied(
                 "approval needed, and this MCP client cannot ask its user (no elicitation)"
             )
         message = prompt(call, reason)
-        if self.ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            answer = await self.ctx.session.elicit_form(
-                message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id
-            )
-            return _accepted(answer)
+        if self.elicit is not None:
+            return _accepted(await self.elicit(message, APPROVAL_SCHEMA))
         state = self.params.request_state
         if state is None:
             # A first round: ask. inputResponses sent without our state are not an answer.

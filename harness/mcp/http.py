@@ -27,10 +27,12 @@ def streamable_app(
     token: str | None = None,
     allow_hosts: Sequence[str] = (),
     limits: HttpLimits | None = None,
+    fast: Callable[[Any, list[str]], Any] | None = None,
 ) -> Any:
     """The streamable HTTP app of ``server`` (path ``/mcp``), Origin-checked, token-gated
     when ``token`` is set, with the body timeout, idle-session bound and per-client session
-    count of ``limits``."""
+    count of ``limits``. ``fast(app, allowed_hosts)``, when given, wraps the SDK's app in a
+    layer that answers some requests itself (:class:`~harness.mcp.fast.FastCalls`)."""
     limits = limits or HttpLimits()
     hosts = allowed_hosts(host, allow_hosts)
     security = TransportSecuritySettings(
@@ -46,6 +48,8 @@ def streamable_app(
         session_idle_timeout=limits.idle_session,
     )
     app = SessionsPerClient(app, limits.sessions_per_client, limits.idle_session)
+    if fast is not None:
+        app = fast(app, hosts)  # sessionless requests only: after the session count
     app = BodyTimeout(app, limits.body_timeout)
     return BearerGate(app, token) if token else app
 

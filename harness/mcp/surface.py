@@ -15,6 +15,7 @@ cancellation cancels the running call.
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import weakref
@@ -39,8 +40,9 @@ from ..tools.approval import CallSeal
 from ..tools.calls import ToolCall
 from ..tools.service import ToolsService
 from . import problems
-from .approval import APPROVAL_KEY, McpApproval
+from .approval import APPROVAL_KEY, Elicit, McpApproval
 from .catalog import Catalog
+from .fast import FastCalls
 from .hosts import check_bind
 from .http import serve_app, streamable_app
 from .results import to_mcp_result
@@ -145,13 +147,26 @@ class McpSurface:
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         self._remember(ctx)
-        call = ToolCall(str(ctx.request_id), params.name, params.arguments or {})
+        elicit = None
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:  # ask while the call waits
+            elicit = functools.partial(ctx.session.elicit_form, related_request_id=ctx.request_id)
+        return await self.call(str(ctx.request_id), params, ctx.session.client_capabilities, elicit)
+
+    async def call(
+        self,
+        request_id: str,
+        params: types.CallToolRequestParams,
+        capabilities: types.ClientCapabilities | None,
+        elicit: Elicit | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """One ``tools/call``: the SDK's handler and the fast path (:mod:`.fast`) both run
+        this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`)."""
+        call = ToolCall(request_id, params.name, params.arguments or {})
         # The client's user decides (elicitation); a plugin's ``approval`` service (the
         # agent's broker, the web console) answers only for clients that cannot ask.
-        capabilities = ctx.session.client_capabilities
         asks = capabilities is not None and capabilities.elicitation is not None
         approval = (
-            McpApproval(ctx, params, self.seal)
+            McpApproval(params, self.seal, capabilities, elicit)
             if asks or self.root.get("approval") is None
             else None
         )
@@ -220,9 +235,17 @@ class McpSurface:
         token: str | None = None,
         allow_hosts: Sequence[str] = (),
         limits: HttpLimits | None = None,
+        fast: bool = True,
     ) -> Any:
-        """The streamable HTTP app (path ``/mcp``), see :func:`~harness.mcp.http.streamable_app`."""
-        return streamable_app(self.server, host, token, allow_hosts, limits)
+        """The streamable HTTP app (path ``/mcp``), see :func:`~harness.mcp.http.streamable_app`;
+        with ``fast``, plain 2026-07-28 calls take the fast path (:mod:`.fast`)."""
+        wrap = None
+        if fast:
+
+            def wrap(app: Any, hosts: list[str]) -> Any:
+                return FastCalls(app, self, hosts)
+
+        return streamable_app(self.server, host, token, allow_hosts, limits, wrap)
 
     async def serve_http(
         self,

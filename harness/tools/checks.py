@@ -200,42 +200,57 @@ Acceptor = Callable[[dict[str, Any]], bool]
 
 def flat_acceptor(checks: dict[str, Check], required: tuple[str, ...]) -> Acceptor | None:
     """For an open object whose properties are plain scalars (most tools' arguments): one
-    pass that says True when a dict is both valid JSON (as :func:`jsonvalue.problem` judges:
-    finite floats, ASCII strings and keys, no containers) and valid against the properties,
-    judged by exact type. None when the properties are not all plain scalars under ASCII
-    names: such objects always take the full check."""
+    pass over the properties that says True when a dict holds only them (the required ones
+    all), each valid JSON as :func:`jsonvalue.problem` judges it (a finite float, an ASCII
+    string) and of a type the property surely accepts. A dict with a key the spec does not
+    name gets False: the full check judges it. None when the properties are not all plain
+    scalars under ASCII names: such objects always take the full check."""
     if not checks or not all(c in _EXACT and key.isascii() for key, c in checks.items()):
         return None
-    accepted = {key: _EXACT[c] for key, c in checks.items()}
-    types_of = accepted.get
     needed = frozenset(required)
-    count = len(needed)
+    items = tuple(
+        (key, _EXACT[c] if key in needed else (*_EXACT[c], _Missing)) for key, c in checks.items()
+    )
+    count = len(items)
     isfinite = math.isfinite
 
-    def accepts(args: dict[str, Any]) -> bool:
-        found = 0
-        for key, value in args.items():
-            kind = type(value)
-            types = types_of(key)
-            if types is None:  # a key the spec does not name: the object is open
-                if type(key) is not str or not key.isascii():
-                    return False
-                if not (
-                    kind is int or kind is bool or value is None or kind is str or kind is float
-                ):
-                    return False
-            elif kind not in types:
+    if len(needed) == count:  # every property required: the keys must be exactly these
+
+        def accepts(args: dict[str, Any]) -> bool:
+            if len(args) != count:
                 return False
-            elif key in needed:
-                found += 1
+            for key, types in items:
+                value = args.get(key, _MISSING)
+                kind = type(value)
+                if kind not in types:
+                    return False
+                if kind is str:
+                    if not value.isascii():
+                        return False
+                elif kind is float and not isfinite(value):
+                    return False
+            return True
+
+        return accepts
+
+    def accepts_some(args: dict[str, Any]) -> bool:
+        present = 0
+        for key, types in items:
+            value = args.get(key, _MISSING)
+            kind = type(value)
+            if kind not in types:
+                return False
+            if kind is _Missing:
+                continue
+            present += 1
             if kind is str:
                 if not value.isascii():
                     return False
             elif kind is float and not isfinite(value):
                 return False
-        return found == count
+        return present == len(args)  # nothing but the named properties
 
-    return accepts
+    return accepts_some
 
 
 def one_of_check(options: list[Check]) -> Check:

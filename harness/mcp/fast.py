@@ -1,0 +1,297 @@
+"""The fast path of streamable HTTP: plain 2026-07-28 ``tools/call`` POSTs, answered here.
+
+A 2026-07-28 request is one self-contained POST, and most are a plain ``tools/call``: the
+SDK serves each through Starlette's middleware and router, its body-limit layer, a task
+group with a disconnect watcher, a per-request connection, session and runner, and a
+serialisation pass, most of a request's server time. :class:`FastCalls` answers those
+requests itself, running the same checks in the same order and
+:meth:`~harness.mcp.surface.McpSurface.call` (what the SDK's handler runs), and answers
+with the bytes the SDK would send. Everything that is not plainly such a request — another
+method or protocol era, a header or body the SDK would refuse (its answer is the refusal),
+an ``Mcp-Param`` header check, a progress token, a log-level opt-in, a tracer installed,
+another event loop than asyncio — goes to the SDK's app untouched, body included, so this
+layer only ever changes how fast an answer comes.
+
+As in the SDK, a call still running after :data:`PING_INTERVAL` seconds commits to an SSE
+stream with keep-alive pings and ends with its result as the stream's one event, and a
+client that disconnects cancels its call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+from mcp.server.runner import modern_error_data
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, InboundModernRoute, classify_inbound_request
+from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY
+from mcp_types import methods as _methods
+from pydantic import ValidationError
+
+from .approval import Elicit
+from .catalog import Catalog
+from .headers import HeaderChecks
+
+_log = logging.getLogger("harness.mcp")
+_runner_log = logging.getLogger("mcp.server.runner")  # where the SDK logs a bad result
+PING_INTERVAL = 15.0
+"""Seconds a call may run before the answer becomes an SSE stream with pings (as the SDK)."""
+MAX_BODY = 4 * 1024 * 1024
+"""The SDK's request body limit; a larger body goes to the SDK, which answers 413."""
+ENVELOPE_KEYS = frozenset(
+    {
+        "io.modelcontextprotocol/protocolVersion",
+        "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/clientCapabilities",
+    }
+)
+"""The ``_meta`` keys of a plain call: any other (a progress token, a log level) is the SDK's."""
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class Surface(Protocol):
+    """What the fast path needs of :class:`~harness.mcp.surface.McpSurface`."""
+
+    @property
+    def server(self) -> Server[Any]: ...
+
+    def catalog(self) -> Catalog: ...
+
+    async def call(
+        self,
+        request_id: str,
+        params: types.CallToolRequestParams,
+        capabilities: types.ClientCapabilities | None,
+        elicit: Elicit | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult: ...
+
+
+class FastCalls:
+    """ASGI layer: answers plain 2026-07-28 ``tools/call`` POSTs to ``/mcp``; the rest goes
+    to ``app`` (the SDK's streamable HTTP app). ``served`` counts the requests answered here.
+    """
+
+    def __init__(self, app: Any, surface: Surface, hosts: Sequence[str]) -> None:
+        self.app = app
+        self.surface = surface
+        self.server = surface.server
+        self.checks = HeaderChecks(hosts)
+        self.served = 0
+        self._stamp: dict[str, Any] = self.server.server_info.model_dump(
+            by_alias=True, mode="json", exclude_none=True
+        )
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or scope["path"] != "/mcp"
+            or scope.get("root_path")
+            or self.server.middleware  # a tracer is installed: the SDK's spans
+            or "tools/call" in self.server.cache_hints
+        ):
+            await self.app(scope, receive, send)
+            return
+        headers = self.checks.plain(scope["headers"])
+        if headers is None or not _on_asyncio():
+            await self.app(scope, receive, send)
+            return
+        buffered: list[Any] = []
+        body = b""
+        while True:
+            message = await receive()
+            buffered.append(message)
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if not message.get("more_body") or len(body) > MAX_BODY:
+                break
+        call = None
+        if buffered[-1]["type"] == "http.request" and not buffered[-1].get("more_body"):
+            call = self._plain_call(body, headers)
+        if call is None:
+
+            async def replay() -> Any:
+                return buffered.pop(0) if buffered else await receive()
+
+            await self.app(scope, replay, send)
+            return
+        self.served += 1
+        await self._answer(call, receive, send)
+
+    def _plain_call(self, body: bytes, headers: dict[str, str]) -> _Call | None:
+        """The call in ``body`` if the SDK would dispatch it as is, else None."""
+        if len(body) > MAX_BODY:
+            return None
+        try:
+            decoded = json.loads(body)
+        except (ValueError, RecursionError):
+            return None
+        if type(decoded) is not dict or decoded.get("method") != "tools/call":
+            return None
+        request_id: Any = decoded.get("id")
+        params = decoded.get("params")
+        if (
+            decoded.get("jsonrpc") != "2.0"
+            or type(request_id) not in (int, str)
+            or type(params) is not dict
+        ):
+            return None
+        meta = params.get("_meta")
+        if type(meta) is not dict or not ENVELOPE_KEYS.issuperset(meta):
+            return None
+        route = classify_inbound_request(decoded, headers=headers)
+        if not isinstance(route, InboundModernRoute):
+            return None  # the SDK answers the header mismatch or the envelope's defect
+        name = params.get("name")
+        if not isinstance(name, str) or name in self.surface.catalog().inputs:
+            return None  # the SDK checks the Mcp-Param headers of tools that declare them
+        version = route.protocol_version
+        try:
+            _methods.validate_client_request("tools/call", version, params)
+            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+        except (ValidationError, KeyError, ValueError):
+            return None  # the SDK answers with its INVALID_PARAMS
+        try:
+            capabilities = types.ClientCapabilities.model_validate(
+                route.client_capabilities, by_name=False
+            )
+        except ValidationError:
+            capabilities = None  # as the SDK's connection: mis-shaped reads as not supplied
+        return _Call(request_id, version, typed, capabilities)
+
+    async def _answer(self, call: _Call, receive: Any, send: Any) -> None:
+        """Run the call and send its answer: JSON, or SSE once it runs past the interval."""
+        loop = asyncio.get_running_loop()
+        stream = _Stream(send)
+        with anyio.CancelScope() as scope:
+            watcher = loop.create_task(_cancel_on_disconnect(receive, scope))
+            timer = loop.call_later(PING_INTERVAL, stream.commit, loop)
+            try:
+                reply = await self._reply(call)
+            finally:
+                timer.cancel()
+                watcher.cancel()
+            if scope.cancel_called:
+                stream.stop()
+                return  # the client went away: nothing to answer, as in the SDK
+            await stream.finish(reply)
+
+    async def _reply(self, call: _Call) -> tuple[int, dict[str, Any]]:
+        """The HTTP status and JSON-RPC reply of a call, as the SDK's kernel shapes them."""
+        try:
+            result = await self.surface.call(str(call.id), call.params, call.capabilities)
+            return 200, {"jsonrpc": "2.0", "id": call.id, "result": self._wire(call, result)}
+        except Exception as exc:
+            error = modern_error_data(exc)
+            reply = types.JSONRPCError(jsonrpc="2.0", id=call.id, error=error)
+            status = ERROR_CODE_HTTP_STATUS.get(error.code, 200)
+            return status, reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def _wire(self, call: _Call, result: Any) -> dict[str, Any]:
+        """The result's wire form: the version's shape, ``resultType`` and the server stamp."""
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        try:
+            wire = _methods.serialize_server_result("tools/call", call.version, dumped)
+        except ValidationError:
+            _runner_log.exception("handler for %r returned an invalid result", "tools/call")
+            raise MCPError(
+                code=INTERNAL_ERROR, message="Handler returned an invalid result"
+            ) from None
+        if wire.get("resultType") is None:
+            wire["resultType"] = "complete"
+        meta = wire.get("_meta")
+        if meta is None:
+            wire["_meta"] = {SERVER_INFO_META_KEY: self._stamp}
+        elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
+            wire["_meta"] = {**meta, SERVER_INFO_META_KEY: self._stamp}
+        return wire
+
+
+class _Call:
+    __slots__ = ("capabilities", "id", "params", "version")
+
+    def __init__(
+        self,
+        request_id: int | str,
+        version: str,
+        params: types.CallToolRequestParams,
+        capabilities: types.ClientCapabilities | None,
+    ) -> None:
+        self.id = request_id
+        self.version = version
+        self.params = params
+        self.capabilities = capabilities
+
+
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # trio, say: the SDK serves every request there
+        return False
+    return True
+
+
+async def _cancel_on_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+class _Stream:
+    """One answer: JSON when the call ends within the interval, else an SSE stream whose
+    pings a task sends until the call ends."""
+
+    def __init__(self, send: Any) -> None:
+        self.send = send
+        self.pinger: asyncio.Task[None] | None = None
+
+    def commit(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.pinger = loop.create_task(self._ping())
+
+    async def _ping(self) -> None:
+        await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        while True:
+            await self.send(
+                {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
+            )
+            await anyio.sleep(PING_INTERVAL)
+
+    def stop(self) -> None:
+        if self.pinger is not None:
+            self.pinger.cancel()
+
+    async def finish(self, reply: tuple[int, dict[str, Any]]) -> None:
+        status, message = reply
+        data = json.dumps(message, separators=(",", ":"))
+        if self.pinger is None:
+            body = data.encode()
+            await self.send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [
+                        (b"content-length", str(len(body)).encode()),
+                        (b"content-type", b"application/json"),
+                    ],
+                }
+            )
+            await self.send({"type": "http.response.body", "body": body})
+            return
+        self.pinger.cancel()
+        with anyio.CancelScope(shield=True):
+            await asyncio.gather(self.pinger, return_exceptions=True)
+        event = f"event: message\r\ndata: {data}\r\n\r\n".encode()
+        await self.send({"type": "http.response.body", "body": event, "more_body": False})
