@@ -34,10 +34,14 @@ class HttpLimits:
     sessions_per_client: int = 32
 
 
-def header_timeout_protocol(seconds: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol, closing connections whose headers do not arrive in time."""
+def header_timeout_protocol(
+    seconds: float, base: type[asyncio.Protocol] | None = None
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (``base``: httptools' when installed, else h11's), closing
+    connections whose headers do not arrive in time."""
+    parent: Any = base or fastest_protocol()
 
-    class HeaderTimeout(H11Protocol):
+    class HeaderTimeout(parent):  # type: ignore[misc]
         _header_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: Any) -> None:
@@ -73,6 +77,16 @@ def header_timeout_protocol(seconds: float) -> type[H11Protocol]:
             super().connection_lost(exc)
 
     return HeaderTimeout
+
+
+def fastest_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol (a C parser, what its ``http="auto"`` picks) when
+    httptools is installed (a dependency of harness), else its h11 protocol."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # a virtualenv made before httptools was a dependency
+        return H11Protocol
+    return HttpToolsProtocol
 
 
 class BodyTimeout:
