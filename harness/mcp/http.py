@@ -81,6 +81,7 @@ async def serve_app(
             limits.header_timeout, joined_writes_protocol(fastest_protocol())
         ),
         log_level="warning",
+        access_log=False,  # at level warning it never shows, yet each response formatted it
         lifespan="on",
     )
     server = _quiet_server(config)
