@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 
 from .context import Context
-from .errors import HarnessError
+from .errors import ConfigError, HarnessError
 from .fiber import FiberState
 from .loader.config import LoadedConfig, Plan, read_config
 from .loader.imports import local_closure
@@ -169,17 +169,21 @@ class Host:
 
     # -- reconciling ---------------------------------------------------------------------
 
-    async def reload(self) -> None:
+    async def reload(self, *, keep_if_emptied: bool = False) -> None:
         """Re-read the config and reconcile by id.
 
         Raises :class:`~harness.errors.ConfigError` (keeping the previous state) when the
-        config cannot be read at all; entry failures show in :meth:`status`.
+        config cannot be read at all; entry failures show in :meth:`status`. With
+        ``keep_if_emptied`` (hot reload: a save caught half-way), an empty config file
+        while entries run is such a failure too, not a config of no plugins.
         """
         async with self._lock:
-            await self._reload_config()
+            await self._reload_config(keep_if_emptied)
 
-    async def _reload_config(self) -> None:
+    async def _reload_config(self, keep_if_emptied: bool = False) -> None:
         try:
+            if keep_if_emptied and self.loaded is not None and self.loaded.entries:
+                _refuse_emptied(self.config_path)
             loaded = read_config(self.config_path, self.patches, self.overrides, self.lenient)
         except HarnessError as exc:
             problems = list(getattr(exc, "problems", ())) or [
@@ -295,3 +299,21 @@ def _no_cycle_collection() -> Iterator[None]:
 
 RELOAD_SERVICE = "harness.reload:Reloader"
 """What ``Host(watch=True)`` loads."""
+
+
+def _refuse_emptied(config: Path) -> None:
+    """Raise ConfigError when ``config`` holds nothing but whitespace (a save in progress?)."""
+    try:
+        text = config.read_bytes()
+    except OSError:
+        return  # read_config says what is wrong with it
+    if not text.strip():
+        keeping = "keeping the running config until it holds entries again"
+        raise ConfigError(
+            f"{config} is empty (a save in progress?); {keeping}",
+            problems=[
+                Problem.at(
+                    config, None, None, f"the config file is empty (a save in progress?); {keeping}"
+                )
+            ],
+        )

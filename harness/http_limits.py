@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import time
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from typing import Any
 
 import anyio
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .tools.deadline import run_with_deadline
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +37,14 @@ class HttpLimits:
     sessions_per_client: int = 32
 
 
-def header_timeout_protocol(seconds: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol, closing connections whose headers do not arrive in time."""
+def header_timeout_protocol(
+    seconds: float, base: type[asyncio.Protocol] | None = None
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (``base``: httptools' when installed, else h11's), closing
+    connections whose headers do not arrive in time."""
+    parent: Any = base or fastest_protocol()
 
-    class HeaderTimeout(H11Protocol):
+    class HeaderTimeout(parent):  # type: ignore[misc]
         _header_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: Any) -> None:
@@ -75,6 +82,16 @@ def header_timeout_protocol(seconds: float) -> type[H11Protocol]:
     return HeaderTimeout
 
 
+def fastest_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol (a C parser, what its ``http="auto"`` picks) when
+    httptools is installed (a dependency of harness), else its h11 protocol."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # a virtualenv made before httptools was a dependency
+        return H11Protocol
+    return HttpToolsProtocol
+
+
 class BodyTimeout:
     """ASGI middleware: a request body that does not arrive in time is a ``408``.
 
@@ -94,17 +111,17 @@ class BodyTimeout:
             return
         buffered: list[Any] = []
         size = 0
-        try:
-            while size <= self.cap:
-                with anyio.fail_after(self.seconds):
-                    message = await receive()
-                buffered.append(message)
-                size += len(message.get("body", b""))
-                if message["type"] != "http.request" or not message.get("more_body"):
-                    break
-        except TimeoutError:
-            await _plain(send, 408, b"the request body did not arrive in time")
-            return
+        while size <= self.cap:
+            # A body that has arrived is there at once: the deadline is armed only if the
+            # read waits (harness.tools.deadline), so a whole request costs no timer.
+            message, late = await _within(receive, self.seconds)
+            if late:
+                await _plain(send, 408, b"the request body did not arrive in time")
+                return
+            buffered.append(message)
+            size += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
 
         async def replay() -> Any:
             if buffered:
@@ -168,6 +185,16 @@ class SessionsPerClient:
             await send(message)
 
         await self.app(scope, receive, remember)
+
+
+async def _within(receive: Any, seconds: float) -> tuple[Any, bool]:
+    """``receive()``'s message, or ``(None, True)`` when it takes longer than ``seconds``."""
+    pending = receive()
+    if inspect.iscoroutine(pending):
+        return await run_with_deadline(pending, seconds)
+    with anyio.move_on_after(seconds):  # an awaitable that is not a coroutine
+        return await pending, False
+    return None, True
 
 
 async def _peek_initialize(receive: Any) -> tuple[Any, bool]:

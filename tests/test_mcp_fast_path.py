@@ -29,7 +29,7 @@ from mcp_types import methods as _methods
 from harness import Host, define_tool
 from harness.http_limits import HttpLimits
 from harness.mcp import APPROVAL_KEY, McpSurface
-from harness.mcp import fast as fast_module
+from harness.mcp import answer as answer_module
 from harness.mcp.fast import FastCalls
 from harness.mcp.http import serve_app
 from harness.tools.define import ToolDefinition
@@ -291,6 +291,15 @@ REFUSED: dict[str, dict[str, Any]] = {
         "headers": headers(),
     },
     "a progress token": {"body": with_meta(ADD, "progressToken", 7), "headers": headers()},
+    "a request state that is a number": {
+        "body": {**ADD, "params": {**ADD["params"], "requestState": 7}},
+        "headers": headers(),
+    },
+    "input responses that are not answers": {
+        "body": {**ADD, "params": {**ADD["params"], "inputResponses": {"x": 1}}},
+        "headers": headers(),
+    },
+    "a task": {"body": {**ADD, "params": {**ADD["params"], "task": 1}}, "headers": headers()},
     "a mismatched Mcp-Param header": {
         "body": call("routed", {"region": "us"}),
         "headers": headers(**{"mcp-name": "routed", "mcp-param-region": "eu"}),
@@ -485,7 +494,7 @@ async def test_the_first_round_of_an_approval_has_the_sdks_shape(twin: Twin) -> 
 @contextlib.contextmanager
 def ping_every(seconds: float) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fast_module, "PING_INTERVAL", seconds)
+        patch.setattr(answer_module, "PING_INTERVAL", seconds)
         patch.setattr(_streamable_http_modern, "_SSE_PING_INTERVAL", seconds)
         yield
 
@@ -552,6 +561,9 @@ async def test_a_client_that_disconnects_cancels_its_call(twin: Twin, label: str
         await gate.cancelled.wait()
     assert not gate.release.is_set()
     assert twin.layer.served - before == (label == "fast")
+    after = await post(str(url), ADD, headers())  # and the server goes on serving
+    assert after.status == 200
+    assert json.loads(after.body)["result"]["structuredContent"] == {"result": 3}
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])

@@ -12,9 +12,8 @@ an ``Mcp-Param`` header check, a progress token, a log-level opt-in, a tracer in
 another event loop than asyncio — goes to the SDK's app untouched, body included, so this
 layer only ever changes how fast an answer comes.
 
-As in the SDK, a call still running after :data:`PING_INTERVAL` seconds commits to an SSE
-stream with keep-alive pings and ends with its result as the stream's one event, and a
-client that disconnects cancels its call.
+The answer (:mod:`.answer`) is the SDK's too: JSON, or an SSE stream with keep-alive pings
+for a call still running after 15 s, and a client that disconnects cancels its call.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.runner import modern_error_data
@@ -35,14 +33,13 @@ from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY
 from mcp_types import methods as _methods
 from pydantic import ValidationError
 
+from .answer import answer
 from .approval import Elicit
 from .catalog import Catalog
 from .headers import HeaderChecks
 
 _log = logging.getLogger("harness.mcp")
 _runner_log = logging.getLogger("mcp.server.runner")  # where the SDK logs a bad result
-PING_INTERVAL = 15.0
-"""Seconds a call may run before the answer becomes an SSE stream with pings (as the SDK)."""
 MAX_BODY = 4 * 1024 * 1024
 """The SDK's request body limit; a larger body goes to the SDK, which answers 413."""
 ENVELOPE_KEYS = frozenset(
@@ -53,12 +50,13 @@ ENVELOPE_KEYS = frozenset(
     }
 )
 """The ``_meta`` keys of a plain call: any other (a progress token, a log level) is the SDK's."""
-_SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"connection", b"keep-alive"),
-    (b"x-accel-buffering", b"no"),
-]
+PLAIN_PARAMS = frozenset({"name", "arguments", "_meta"})
+"""Params with only these keys (no ``requestState``, ``inputResponses``, ``task``) are
+checked once per distinct envelope."""
+ENVELOPES = 256
+"""Distinct ``_meta`` envelopes whose verdict is remembered (bounded against floods)."""
+_MISSING = object()
+_REFUSED = object()
 
 
 class Surface(Protocol):
@@ -89,6 +87,7 @@ class FastCalls:
         self.server = surface.server
         self.checks = HeaderChecks(hosts)
         self.served = 0
+        self._envelopes: dict[str, Any] = {}
         self._stamp: dict[str, Any] = self.server.server_info.model_dump(
             by_alias=True, mode="json", exclude_none=True
         )
@@ -158,36 +157,42 @@ class FastCalls:
         name = params.get("name")
         if not isinstance(name, str) or name in self.surface.catalog().inputs:
             return None  # the SDK checks the Mcp-Param headers of tools that declare them
-        version = route.protocol_version
+        arguments = params.get("arguments")
+        if PLAIN_PARAMS.issuperset(params) and (arguments is None or type(arguments) is dict):
+            # The SDK's two validations of such params can only fail on the envelope.
+            capabilities = self._envelope(meta, route)
+            if capabilities is _REFUSED:
+                return None
+            typed = types.CallToolRequestParams.model_construct(name=name, arguments=arguments)
+            return _Call(request_id, route.protocol_version, typed, capabilities)
         try:
-            _methods.validate_client_request("tools/call", version, params)
+            _methods.validate_client_request("tools/call", route.protocol_version, params)
             typed = types.CallToolRequestParams.model_validate(params, by_name=False)
         except (ValidationError, KeyError, ValueError):
             return None  # the SDK answers with its INVALID_PARAMS
-        try:
-            capabilities = types.ClientCapabilities.model_validate(
-                route.client_capabilities, by_name=False
-            )
-        except ValidationError:
-            capabilities = None  # as the SDK's connection: mis-shaped reads as not supplied
-        return _Call(request_id, version, typed, capabilities)
+        return _Call(request_id, route.protocol_version, typed, _capabilities(route))
+
+    def _envelope(self, meta: dict[str, Any], route: InboundModernRoute) -> Any:
+        """The client's capabilities if the SDK accepts this ``_meta``, else ``_REFUSED``;
+        remembered per distinct envelope (a client sends the same one every time)."""
+        key = repr(meta)  # of JSON values: equal only for equal values of equal types
+        found = self._envelopes.get(key, _MISSING)
+        if found is _MISSING:
+            probe = {"name": "", "_meta": meta}
+            try:
+                _methods.validate_client_request("tools/call", route.protocol_version, probe)
+                types.CallToolRequestParams.model_validate(probe, by_name=False)
+            except (ValidationError, KeyError, ValueError):
+                found = _REFUSED
+            else:
+                found = _capabilities(route)
+            if len(self._envelopes) >= ENVELOPES:
+                self._envelopes.clear()
+            self._envelopes[key] = found
+        return found
 
     async def _answer(self, call: _Call, receive: Any, send: Any) -> None:
-        """Run the call and send its answer: JSON, or SSE once it runs past the interval."""
-        loop = asyncio.get_running_loop()
-        stream = _Stream(send)
-        with anyio.CancelScope() as scope:
-            watcher = loop.create_task(_cancel_on_disconnect(receive, scope))
-            timer = loop.call_later(PING_INTERVAL, stream.commit, loop)
-            try:
-                reply = await self._reply(call)
-            finally:
-                timer.cancel()
-                watcher.cancel()
-            if scope.cancel_called:
-                stream.stop()
-                return  # the client went away: nothing to answer, as in the SDK
-            await stream.finish(reply)
+        await answer(self._reply(call), receive, send)
 
     async def _reply(self, call: _Call) -> tuple[int, dict[str, Any]]:
         """The HTTP status and JSON-RPC reply of a call, as the SDK's kernel shapes them."""
@@ -236,62 +241,17 @@ class _Call:
         self.capabilities = capabilities
 
 
+def _capabilities(route: InboundModernRoute) -> types.ClientCapabilities | None:
+    """The envelope's capabilities, as the SDK's connection reads them (mis-shaped: None)."""
+    try:
+        return types.ClientCapabilities.model_validate(route.client_capabilities, by_name=False)
+    except ValidationError:
+        return None
+
+
 def _on_asyncio() -> bool:
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # trio, say: the SDK serves every request there
         return False
     return True
-
-
-async def _cancel_on_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
-
-
-class _Stream:
-    """One answer: JSON when the call ends within the interval, else an SSE stream whose
-    pings a task sends until the call ends."""
-
-    def __init__(self, send: Any) -> None:
-        self.send = send
-        self.pinger: asyncio.Task[None] | None = None
-
-    def commit(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.pinger = loop.create_task(self._ping())
-
-    async def _ping(self) -> None:
-        await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        while True:
-            await self.send(
-                {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
-            )
-            await anyio.sleep(PING_INTERVAL)
-
-    def stop(self) -> None:
-        if self.pinger is not None:
-            self.pinger.cancel()
-
-    async def finish(self, reply: tuple[int, dict[str, Any]]) -> None:
-        status, message = reply
-        data = json.dumps(message, separators=(",", ":"))
-        if self.pinger is None:
-            body = data.encode()
-            await self.send(
-                {
-                    "type": "http.response.start",
-                    "status": status,
-                    "headers": [
-                        (b"content-length", str(len(body)).encode()),
-                        (b"content-type", b"application/json"),
-                    ],
-                }
-            )
-            await self.send({"type": "http.response.body", "body": body})
-            return
-        self.pinger.cancel()
-        with anyio.CancelScope(shield=True):
-            await asyncio.gather(self.pinger, return_exceptions=True)
-        event = f"event: message\r\ndata: {data}\r\n\r\n".encode()
-        await self.send({"type": "http.response.body", "body": event, "more_body": False})

@@ -17,7 +17,14 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..errors import HarnessError
-from ..http_limits import BodyTimeout, HttpLimits, SessionsPerClient, header_timeout_protocol
+from ..http_limits import (
+    BodyTimeout,
+    HttpLimits,
+    SessionsPerClient,
+    fastest_protocol,
+    header_timeout_protocol,
+)
+from ..http_writes import joined_writes_protocol
 from .hosts import allowed_hosts, check_bind, url_host
 
 
@@ -70,8 +77,11 @@ async def serve_app(
         app,
         host=host,
         port=port,
-        http=header_timeout_protocol(limits.header_timeout),
+        http=header_timeout_protocol(
+            limits.header_timeout, joined_writes_protocol(fastest_protocol())
+        ),
         log_level="warning",
+        access_log=False,  # at level warning it never shows, yet each response formatted it
         lifespan="on",
     )
     server = _quiet_server(config)

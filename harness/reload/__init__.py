@@ -28,7 +28,7 @@ from ..loader.problems import Problem
 from ..service import Service
 from .index import SourceIndex
 from .report import FIX_HINT, ReloadReport, ToolLedger, new_problems
-from .watcher import check_not_emptied, inside, notifier, settle
+from .watcher import inside, notifier, settle
 
 __all__ = ["HARNESS_DIR", "ReloadReport", "Reloader", "notifier"]
 
@@ -144,9 +144,7 @@ class Reloader(Service):
             report.config = True
             try:
                 await settle(changed & config_files)
-                loaded = host.loaded
-                check_not_emptied(host.config_path, bool(loaded is not None and loaded.entries))
-                await host.reload()
+                await host.reload(keep_if_emptied=True)
             except HarnessError as exc:
                 report.errors.extend(
                     getattr(exc, "problems", ())

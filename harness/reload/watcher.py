@@ -7,9 +7,6 @@ from pathlib import Path
 import anyio
 from watchfiles._rust_notify import RustNotify  # private: see notifier()
 
-from ..errors import ConfigError
-from ..loader.problems import Problem
-
 SETTLE_STEP = 0.05
 SETTLE_MAX = 2.0
 
@@ -56,24 +53,6 @@ async def settle(files: set[Path]) -> None:
         if now == last:
             return
         last = now
-
-
-def check_not_emptied(config: Path, has_entries: bool) -> None:
-    """An emptied config (a save caught half-way) keeps the running state, not no plugins."""
-    try:
-        text = config.read_bytes()
-    except OSError:
-        return
-    if not text.strip() and has_entries:
-        keeping = "keeping the running config until it holds entries again"
-        raise ConfigError(
-            f"{config} is empty (a save in progress?); {keeping}",
-            problems=[
-                Problem.at(
-                    config, None, None, f"the config file is empty (a save in progress?); {keeping}"
-                )
-            ],
-        )
 
 
 def inside(path: Path, folder: Path) -> bool:

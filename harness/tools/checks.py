@@ -211,29 +211,9 @@ def flat_acceptor(checks: dict[str, Check], required: tuple[str, ...]) -> Accept
     items = tuple(
         (key, _EXACT[c] if key in needed else (*_EXACT[c], _Missing)) for key, c in checks.items()
     )
-    count = len(items)
     isfinite = math.isfinite
 
-    if len(needed) == count:  # every property required: the keys must be exactly these
-
-        def accepts(args: dict[str, Any]) -> bool:
-            if len(args) != count:
-                return False
-            for key, types in items:
-                value = args.get(key, _MISSING)
-                kind = type(value)
-                if kind not in types:
-                    return False
-                if kind is str:
-                    if not value.isascii():
-                        return False
-                elif kind is float and not isfinite(value):
-                    return False
-            return True
-
-        return accepts
-
-    def accepts_some(args: dict[str, Any]) -> bool:
+    def accepts(args: dict[str, Any]) -> bool:
         present = 0
         for key, types in items:
             value = args.get(key, _MISSING)
@@ -250,7 +230,7 @@ def flat_acceptor(checks: dict[str, Check], required: tuple[str, ...]) -> Accept
                 return False
         return present == len(args)  # nothing but the named properties
 
-    return accepts_some
+    return accepts
 
 
 def one_of_check(options: list[Check]) -> Check:

@@ -10,6 +10,8 @@ import subprocess
 import termios
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from harness.testing import Fault, Reply, Rule, ScriptedServer, call
@@ -121,34 +123,42 @@ class Terminal:
             os.close(self.master)
 
 
-def test_chat_in_a_terminal_approvals_cancel_and_exit(tmp_path: Path) -> None:
-    repo = git_repo(tmp_path / "repo", ["init", "add parser", "fix: parse dates"])
+@contextmanager
+def chat_terminal(tmp_path: Path, commits: list[str]) -> Iterator[Terminal]:
+    """``harness chat`` in a terminal, on a repository of ``commits`` and the scripted model;
+    killed at the end if it is still running."""
+    repo = git_repo(tmp_path / "repo", commits)
     with ScriptedServer(rules(repo)) as server:
         config = write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
         term = Terminal(["-c", str(config), "chat"], tmp_path)
         try:
-            at = term.expect("you>")
-            term.send("show me the recent commits\r")
-            at = term.expect("approval needed: git_log_reader", at)
-            at = term.expect("[d]eny?", at)
-            term.send("o\r")
-            at = term.expect("git_log_reader · done", at)
-            at = term.expect("fix: parse dates", at)
-            at = term.expect("assistant> Three commits, the latest fixes dates.", at)
-            at = term.expect("you>", at)
-            term.send("a slow question\r")
-            at = term.expect("assistant> a sl", at)
-            term.send("\x03")  # Ctrl-C: cancels the turn
-            at = term.expect("turn cancelled", at)
-            at = term.expect("you>", at)
-            term.send("the capital of France?\r")
-            at = term.expect("assistant> Paris.", at)
-            at = term.expect("you>", at)
-            term.send("\x04")  # Ctrl-D: exits
-            assert term.close() == 0
+            yield term
         finally:
             if term.proc.poll() is None:
                 term.proc.kill()
+
+
+def test_chat_in_a_terminal_approvals_cancel_and_exit(tmp_path: Path) -> None:
+    with chat_terminal(tmp_path, ["init", "add parser", "fix: parse dates"]) as term:
+        at = term.expect("you>")
+        term.send("show me the recent commits\r")
+        at = term.expect("approval needed: git_log_reader", at)
+        at = term.expect("[d]eny?", at)
+        term.send("o\r")
+        at = term.expect("git_log_reader · done", at)
+        at = term.expect("fix: parse dates", at)
+        at = term.expect("assistant> Three commits, the latest fixes dates.", at)
+        at = term.expect("you>", at)
+        term.send("a slow question\r")
+        at = term.expect("assistant> a sl", at)
+        term.send("\x03")  # Ctrl-C: cancels the turn
+        at = term.expect("turn cancelled", at)
+        at = term.expect("you>", at)
+        term.send("the capital of France?\r")
+        at = term.expect("assistant> Paris.", at)
+        at = term.expect("you>", at)
+        term.send("\x04")  # Ctrl-D: exits
+        assert term.close() == 0
     session = next((tmp_path / ".harness" / "sessions").glob("*.jsonl"))
     events = [json.loads(line) for line in session.read_text().splitlines()]
     assert [e["reason"] for e in events if e["type"] == "turn/end"] == ["done", "cancelled", "done"]
@@ -156,21 +166,14 @@ def test_chat_in_a_terminal_approvals_cancel_and_exit(tmp_path: Path) -> None:
 
 
 def test_a_second_ctrl_c_exits(tmp_path: Path) -> None:
-    repo = git_repo(tmp_path / "repo", ["init"])
-    with ScriptedServer(rules(repo)) as server:
-        config = write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
-        term = Terminal(["-c", str(config), "chat"], tmp_path)
-        try:
-            at = term.expect("you>")
-            term.send("slow\r")
-            at = term.expect("assistant> a sl", at)
-            term.send("\x03")
-            at = term.expect("cancelling the turn", at)
-            term.send("\x03")
-            assert term.close() == 0
-        finally:
-            if term.proc.poll() is None:
-                term.proc.kill()
+    with chat_terminal(tmp_path, ["init"]) as term:
+        at = term.expect("you>")
+        term.send("slow\r")
+        at = term.expect("assistant> a sl", at)
+        term.send("\x03")
+        at = term.expect("cancelling the turn", at)
+        term.send("\x03")
+        assert term.close() == 0
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

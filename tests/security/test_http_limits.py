@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 from mcp import Client
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from harness import Host
+from harness import Host, http_limits
 from harness.http_limits import HttpLimits
 from harness.mcp import McpSurface
 
@@ -26,8 +28,14 @@ def anyio_backend() -> str:
     return "asyncio"  # uvicorn and the SDK's HTTP client run on asyncio
 
 
-@pytest.fixture
-async def url(workspace: object) -> AsyncIterator[str]:
+@pytest.fixture(params=["httptools", "h11"])
+async def url(
+    workspace: object, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[str]:
+    if request.param == "h11":  # the parser harness serves with when httptools is missing
+        monkeypatch.setattr(http_limits, "fastest_protocol", lambda: H11Protocol)
+    else:
+        assert http_limits.fastest_protocol() is HttpToolsProtocol
     async with Host(CONFIG) as host:
         surface = McpSurface(host.ctx)
         surface.attach()

@@ -180,9 +180,14 @@ async def test_hot_reload_keeps_the_last_good_state_on_an_emptied_config(
         assert host.tools.list() == ["echo", "greet"]
         (report,) = reports
         assert "the config file is empty" in report.errors[0].message  # type: ignore[attr-defined]
+        assert [p.message for p in host.problems() if "is empty" in p.message] == [
+            "the config file is empty (a save in progress?); keeping the running config "
+            "until it holds entries again"
+        ]
         config.write_bytes(
             CONFIG.replace("- { id: greet", "- { id: greet, enabled: false").encode()
         )
         with anyio.fail_after(30):
             await done.wait()
         assert host.tools.list() == ["echo"]
+        assert not [p for p in host.problems() if "is empty" in p.message]
