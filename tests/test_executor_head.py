@@ -177,13 +177,23 @@ class Hosted:
             env=environment(),  # harness sets Ray's wait for a lost head itself
         )
         self.errors: list[str] = []
+        self.logged = threading.Condition()
         assert self.process.stderr is not None
         self.drain = threading.Thread(target=self._drain, args=(self.process.stderr,))
         self.drain.start()
         assert self.read() == {"ready": True}
 
     def _drain(self, stream: Any) -> None:
-        self.errors.extend(stream)
+        for line in stream:
+            with self.logged:
+                self.errors.append(line)
+                self.logged.notify_all()
+
+    def wait_logged(self, text: str) -> bool:
+        """Wait (up to 30 s) until the host's stderr says ``text``: stderr and stdout are
+        two pipes, so a line logged before a result may be read after it."""
+        with self.logged:
+            return self.logged.wait_for(lambda: text in "".join(self.errors), timeout=30)
 
     def read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -249,8 +259,8 @@ def test_a_lost_head_fails_the_calls_and_never_ends_the_host(head: Head, tmp_pat
             "ships until it answers again (start the head again, or point `address` at a "
             f"running cluster): each call tries to reconnect {where}"
         )
-        assert "problem: " + f"{config}:5: entry 'remote': the Ray cluster's head is gone" in (
-            "".join(hosted.errors)
+        assert hosted.wait_logged(
+            f"problem: {config}:5: entry 'remote': the Ray cluster's head is gone: {lost}"
         )
         # Past Ray's own limit (60 s), after which its driver would end the host: pacing,
         # one call every two seconds, each failing at once and saying why.
