@@ -28,7 +28,7 @@ from mcp_types import methods as _methods
 
 from harness import Host, define_tool
 from harness.http_limits import HttpLimits
-from harness.mcp import APPROVAL_KEY, McpSurface
+from harness.mcp import APPROVAL_KEY, Catalog, McpSurface
 from harness.mcp import answer as answer_module
 from harness.mcp.fast import FastCalls
 from harness.mcp.http import serve_app
@@ -202,6 +202,8 @@ PLAIN = {
     "a sum": (call("add", {"a": 1, "b": 2}), "add"),
     "a string id": (call("add", {"a": 0.5, "b": 2}, request_id="req-é"), "add"),
     "a large id": (call("echo", {"text": "hi"}, request_id=2**62), "echo"),
+    "a huge id": (call("add", {"a": 1, "b": 1}, request_id=-(10**40)), "add"),
+    "an empty id": (call("add", {"a": 1, "b": 1}, request_id=""), "add"),
     "unicode text": (call("echo", {"text": "héllo ✓ \u202e"}), "echo"),
     "no arguments": (call("greet"), "greet"),
     "an unknown tool": (call("nope", {}), "nope"),
@@ -381,6 +383,20 @@ async def test_a_result_the_protocol_refuses_is_answered_as_the_sdk_answers_it(
         "code": INTERNAL_ERROR,
         "message": "Handler returned an invalid result",
     }
+
+
+async def test_a_catalog_that_cannot_be_built_leaves_the_call_to_the_sdk(
+    twin: Twin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(service: Any) -> Any:
+        raise RuntimeError("a schema the MCP format cannot show")
+
+    monkeypatch.setattr(Catalog, "of", staticmethod(broken))
+    twin.surface._catalog = None
+    fast, sdk, served = await both(twin, ADD, headers())
+    assert served == 0
+    assert fast == sdk
+    assert json.loads(fast.body)["result"]["structuredContent"] == {"result": 3}
 
 
 CLIENT_CASES = {

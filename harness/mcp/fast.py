@@ -155,7 +155,7 @@ class FastCalls:
         if not isinstance(route, InboundModernRoute):
             return None  # the SDK answers the header mismatch or the envelope's defect
         name = params.get("name")
-        if not isinstance(name, str) or name in self.surface.catalog().inputs:
+        if not isinstance(name, str) or self._checks_headers(name):
             return None  # the SDK checks the Mcp-Param headers of tools that declare them
         arguments = params.get("arguments")
         if PLAIN_PARAMS.issuperset(params) and (arguments is None or type(arguments) is dict):
@@ -171,6 +171,13 @@ class FastCalls:
         except (ValidationError, KeyError, ValueError):
             return None  # the SDK answers with its INVALID_PARAMS
         return _Call(request_id, route.protocol_version, typed, _capabilities(route))
+
+    def _checks_headers(self, name: str) -> bool:
+        """Whether the SDK checks the call's ``Mcp-Param`` headers (or would log why not)."""
+        try:
+            return name in self.surface.catalog().inputs
+        except Exception:  # the SDK's look-up logs it and goes on: let it
+            return True
 
     def _envelope(self, meta: dict[str, Any], route: InboundModernRoute) -> Any:
         """The client's capabilities if the SDK accepts this ``_meta``, else ``_REFUSED``;
