@@ -205,6 +205,7 @@ PLAIN = {
     "a huge id": (call("add", {"a": 1, "b": 1}, request_id=-(10**40)), "add"),
     "an empty id": (call("add", {"a": 1, "b": 1}, request_id=""), "add"),
     "unicode text": (call("echo", {"text": "héllo ✓ \u202e"}), "echo"),
+    "a body in many parts": (call("echo", {"text": "long " * 100_000}), "echo"),
     "no arguments": (call("greet"), "greet"),
     "an unknown tool": (call("nope", {}), "nope"),
     "invalid arguments": (call("add", {"a": "one", "b": 2}), "add"),
