@@ -108,18 +108,20 @@ class FastCalls:
             await self.app(scope, receive, send)
             return
         buffered: list[Any] = []
-        body = b""
+        size = 0
         while True:
             message = await receive()
             buffered.append(message)
             if message["type"] != "http.request":
                 break
-            body += message.get("body", b"")
-            if not message.get("more_body") or len(body) > MAX_BODY:
+            size += len(message.get("body", b""))
+            if not message.get("more_body") or size > MAX_BODY:
                 break
         call = None
-        if buffered[-1]["type"] == "http.request" and not buffered[-1].get("more_body"):
-            call = self._plain_call(body, headers)
+        last = buffered[-1]
+        if size <= MAX_BODY and last["type"] == "http.request" and not last.get("more_body"):
+            parts = [message.get("body", b"") for message in buffered]
+            call = self._plain_call(parts[0] if len(parts) == 1 else b"".join(parts), headers)
         if call is None:
 
             async def replay() -> Any:
@@ -132,8 +134,6 @@ class FastCalls:
 
     def _plain_call(self, body: bytes, headers: dict[str, str]) -> _Call | None:
         """The call in ``body`` if the SDK would dispatch it as is, else None."""
-        if len(body) > MAX_BODY:
-            return None
         try:
             decoded = json.loads(body)
         except (ValueError, RecursionError):
