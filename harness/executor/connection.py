@@ -37,6 +37,8 @@ HEAD_WAIT = 10 * 365 * 86400
 process (Ray's ``gcs_rpc_server_reconnect_timeout_s``, 60 by default): set so high that Ray
 never does; harness notices the loss itself (:func:`head_gone`) and fails the calls."""
 
+WAIT_VARIABLE = "RAY_gcs_rpc_server_reconnect_timeout_s"
+
 _lock = threading.Lock()
 _connecting: concurrent.futures.Future[str] | None = None
 """The process's one connection attempt: its result is the cluster's address."""
@@ -96,19 +98,25 @@ def _init(config: ExecutorConfig, done: concurrent.futures.Future[str]) -> None:
             # Ray's start-up chatter (token notices, signal handlers) stays off the host's
             # stderr; its errors still show.
             logging.getLogger("ray").setLevel(logging.ERROR)
-            # A lost head must not end the host: Ray reads this at ray.init (a value the
-            # environment already sets is kept).
-            os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", str(HEAD_WAIT))
-            if address == "local":
-                ray.init(
-                    num_cpus=config.local_cpus,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
-            else:
-                _probe(address, config.connect_timeout)
-                ray.init(address=address, log_to_driver=False, configure_logging=False)
+            # A lost head must not end the host: Ray's driver reads this at ray.init and
+            # keeps it; the environment is put back after (a value it sets is kept).
+            added = WAIT_VARIABLE not in os.environ
+            if added:
+                os.environ[WAIT_VARIABLE] = str(HEAD_WAIT)
+            try:
+                if address == "local":
+                    ray.init(
+                        num_cpus=config.local_cpus,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        configure_logging=False,
+                    )
+                else:
+                    _probe(address, config.connect_timeout)
+                    ray.init(address=address, log_to_driver=False, configure_logging=False)
+            finally:
+                if added:
+                    os.environ.pop(WAIT_VARIABLE, None)
             _owned = True
         done.set_result(str(ray.get_runtime_context().gcs_address))
     except BaseException as exc:
