@@ -34,7 +34,7 @@ from mcp_types import methods as _methods
 from pydantic import ValidationError
 
 from .answer import answer
-from .approval import Elicit
+from .approval import CallParams, Elicit
 from .catalog import Catalog
 from .headers import HeaderChecks
 
@@ -70,7 +70,7 @@ class Surface(Protocol):
     async def call(
         self,
         request_id: str,
-        params: types.CallToolRequestParams,
+        params: CallParams,
         capabilities: types.ClientCapabilities | None,
         elicit: Elicit | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult: ...
@@ -163,7 +163,7 @@ class FastCalls:
             capabilities = self._envelope(meta, route)
             if capabilities is _REFUSED:
                 return None
-            typed = types.CallToolRequestParams.model_construct(name=name, arguments=arguments)
+            typed: CallParams = _PlainParams(name, arguments)
             return _Call(request_id, route.protocol_version, typed, capabilities)
         try:
             _methods.validate_client_request("tools/call", route.protocol_version, params)
@@ -232,6 +232,18 @@ class FastCalls:
         return wire
 
 
+class _PlainParams:
+    """The params of a plain call: a name and arguments, nothing to resume."""
+
+    __slots__ = ("arguments", "name")
+    request_state = None
+    input_responses = None
+
+    def __init__(self, name: str, arguments: dict[str, Any] | None) -> None:
+        self.name = name
+        self.arguments = arguments
+
+
 class _Call:
     __slots__ = ("capabilities", "id", "params", "version")
 
@@ -239,7 +251,7 @@ class _Call:
         self,
         request_id: int | str,
         version: str,
-        params: types.CallToolRequestParams,
+        params: CallParams,
         capabilities: types.ClientCapabilities | None,
     ) -> None:
         self.id = request_id
