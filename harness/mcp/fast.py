@@ -214,6 +214,10 @@ class FastCalls:
 
     def _wire(self, call: _Call, result: Any) -> dict[str, Any]:
         """The result's wire form: the version's shape, ``resultType`` and the server stamp."""
+        wire = _text_result(result)
+        if wire is not None:
+            wire["_meta"] = {SERVER_INFO_META_KEY: self._stamp}
+            return wire
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
             wire = _methods.serialize_server_result("tools/call", call.version, dumped)
@@ -230,6 +234,25 @@ class FastCalls:
         elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
             wire["_meta"] = {**meta, SERVER_INFO_META_KEY: self._stamp}
         return wire
+
+
+def _text_result(result: Any) -> dict[str, Any] | None:
+    """The wire form of a result of text blocks alone, as the SDK's serialiser shapes it
+    (its field order included), without it; None for any other result."""
+    if type(result) is not types.CallToolResult or result.meta is not None:
+        return None
+    if result.result_type not in (None, "complete"):
+        return None
+    content = []
+    for block in result.content:
+        if type(block) is not types.TextContent or block.annotations or block.meta is not None:
+            return None
+        content.append({"text": block.text, "type": "text"})
+    wire: dict[str, Any] = {"content": content, "isError": result.is_error}
+    wire["resultType"] = "complete"
+    if result.structured_content is not None:
+        wire["structuredContent"] = result.structured_content
+    return wire
 
 
 class _PlainParams:
