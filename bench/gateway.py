@@ -63,8 +63,12 @@ def _free_port() -> int:
 
 def _start_http() -> tuple[subprocess.Popen[str], str]:
     port = _free_port()
-    process = subprocess.Popen(
-        [*UPSTREAM, "http", str(port)], cwd=ROOT, stderr=subprocess.PIPE, text=True
+    process = subprocess.Popen(  # uvicorn's access log (stdout) would flood the report
+        [*UPSTREAM, "http", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert process.stderr is not None
     for line in process.stderr:

@@ -29,6 +29,7 @@ import anyio.lowlevel
 import httpx2
 
 from harness import Host
+from harness.chromium import CHROMIUM, FLAGS
 from harness.mcp import McpSurface
 from harness.web import WebConsole, console_app
 
@@ -36,15 +37,6 @@ EVENTS = 2000
 PAGES = (1, 10, 50)
 TURNS = 20
 ROOT = Path(__file__).resolve().parents[1]
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 async def serve(config: Path, body: Any) -> Any:
@@ -121,7 +113,7 @@ def result_to_card(base: str) -> list[float]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(FLAGS))
         page = browser.new_page()
         page.add_init_script(CAPTURE)
         page.goto(base + "#/chat")

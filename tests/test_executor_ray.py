@@ -374,6 +374,6 @@ def test_an_unreachable_cluster_is_an_internal_result(project: Path) -> None:
     assert result["code"] == "internal"
     assert result["error"] == (
         f"Tool where could not run: its Ray executor is unavailable: nothing answers at "
-        f"127.0.0.1:{port} (Connection refused)"
+        f"127.0.0.1:{port} (Connection refused) (entry 'executor' at {project / 'cordis.yml'}:9)"
     )
     assert "Traceback" not in err

@@ -27,6 +27,7 @@ import concurrent.futures
 import contextlib
 import importlib.util
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -35,7 +36,7 @@ from ..errors import PluginError
 from ..tools.calls import ERROR_CODES, ToolCall, ToolResult
 from ..tools.define import ToolDefinition
 from .config import ExecutorConfig
-from .connection import Unreachable, connect, wait
+from .connection import Unreachable, connect, generation, head_gone, wait
 from .remote import inside_executor
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def apply(ctx: Context, config: ExecutorConfig) -> Any:
         [str(patch.absolute()) for patch in host.patches],
         list(host.overrides),
     )
-    shipper = Shipper(ctx, config, spec)
+    shipper = Shipper(ctx, config, spec, host)
     ctx.on("tools/execute", shipper.around)
     ctx.on("reload/done", shipper.restart)  # the host's plugin code changed: load it anew
     return shipper.close
@@ -78,11 +79,18 @@ class Shipper:
     """Sends calls to this entry's executors and rebuilds their results."""
 
     def __init__(
-        self, ctx: Context, config: ExecutorConfig, spec: tuple[str, list[str], list[str]]
+        self,
+        ctx: Context,
+        config: ExecutorConfig,
+        spec: tuple[str, list[str], list[str]],
+        host: Any = None,
     ) -> None:
         self.ctx = ctx
         self.config = config
         self._spec = spec
+        self._host = host
+        """The host, whose config says where this entry is (for the problems' wording)."""
+        self._generation = generation()
         self._executors: dict[str, tuple[Any, concurrent.futures.Future[Any]]] = {}
         self._suspect: dict[str, int | None] = {}
         """Executors that died or were killed, with the process they had: the next call
@@ -123,14 +131,16 @@ class Shipper:
             with anyio.fail_after(self.config.connect_timeout):
                 handle = await self._executor(kind)
         except TimeoutError:
-            return self._failed(
+            return await self._head_lost(call) or self._failed(
                 call,
                 f"its Ray executor did not start within {self.config.connect_timeout:g} "
                 f"seconds (address {self.config.address})",
             )
         except Exception as exc:
             _log.warning("Ray executor for %r unavailable", call.name, exc_info=exc)
-            return self._failed(call, f"its Ray executor is unavailable: {_reason(exc)}")
+            return await self._head_lost(call) or self._failed(
+                call, f"its Ray executor is unavailable: {_reason(exc)}"
+            )
         timeout = tool.timeout if tool.timeout is not None else self.ctx.tools.config.timeout
         ref = handle.run.remote(call.id, call.name, call.args)
         future = ref.future()
@@ -139,7 +149,7 @@ class Shipper:
                 data = await wait(future)
             if scope.cancelled_caught:
                 await self._stop(ref, future, tool, kind, handle)
-                return ToolResult.failure(
+                return await self._head_lost(call) or ToolResult.failure(
                     call, "timeout", f"Tool {call.name} timed out after {timeout:g} seconds"
                 )
         except anyio.get_cancelled_exc_class():
@@ -148,7 +158,7 @@ class Shipper:
             raise
         except Exception as exc:
             self._suspect[kind] = self._pids.get(kind)
-            return self._lost(call, exc)
+            return await self._head_lost(call) or self._lost(call, exc)
         result = _rebuild(call, data)
         if result.code == "timeout" and kind == "kill" and not tool.is_async:
             self._kill(kind, handle)  # the executor's own deadline fired first
@@ -156,6 +166,9 @@ class Shipper:
 
     async def _executor(self, kind: str) -> Any:
         await wait(connect(self.config))
+        if self._generation != generation():  # a lost connection ended: its actors are gone
+            self.restart()
+            self._generation = generation()
         held = self._executors.get(kind)
         if held is None or (held[1].done() and held[1].exception() is not None):
             import ray
@@ -209,8 +222,27 @@ class Shipper:
 
     # -- results -------------------------------------------------------------------------
 
+    async def _head_lost(self, call: ToolCall) -> ToolResult | None:
+        """The result of a call that failed because the cluster's head is gone, if it is."""
+        with anyio.CancelScope(shield=True):  # a quick TCP probe, bounded
+            gone = await head_gone(min(self.config.connect_timeout, 5.0))
+        if gone is None:
+            return None
+        problem = (
+            f"the Ray cluster's head is gone: {gone}; no call ships until it answers again "
+            "(start the head again, or point `address` at a running cluster): each call "
+            "tries to reconnect"
+        )
+        entry, place = _where(self._host, self.ctx)
+        _log.error("problem: %s: entry %r: %s", place, entry, problem)
+        return self._failed(call, problem)
+
     def _failed(self, call: ToolCall, why: str) -> ToolResult:
-        return ToolResult.failure(call, "internal", f"Tool {call.name} could not run: {why}")
+        entry, place = _where(self._host, self.ctx)
+        where = f"entry {entry!r} at {place}"
+        return ToolResult.failure(
+            call, "internal", f"Tool {call.name} could not run: {why} ({where})"
+        )
 
     def _lost(self, call: ToolCall, exc: Exception) -> ToolResult:
         import ray.exceptions
@@ -224,6 +256,19 @@ class Shipper:
         else:
             why = f"its Ray executor failed: {_reason(exc)}"
         return ToolResult.failure(call, "internal", f"Tool {call.name} did not finish: {why}")
+
+
+def _where(host: Any, ctx: Context) -> tuple[str, str]:
+    """This plugin's entry id and ``FILE:LINE`` in the host's config."""
+    entry = ctx.fiber.name if ctx.fiber is not None else "?"
+    loaded = getattr(host, "loaded", None)
+    for plan in loaded.plans if loaded is not None else ():
+        if plan.id == entry:
+            place = plan.entry.where_of("name")
+            file = Path(place.file).absolute()
+            return entry, f"{file}:{place.line}" if place.line else str(file)
+    config = getattr(host, "config_path", None)
+    return entry, str(config.absolute()) if config is not None else "its config"
 
 
 def _rebuild(call: ToolCall, data: Any) -> ToolResult:

@@ -18,6 +18,7 @@ import base64
 import binascii
 import contextlib
 import hashlib
+import heapq
 import hmac
 import json
 import logging
@@ -63,19 +64,31 @@ class SpentNonces(Protocol):
 
 
 class MemorySpent:
-    """This process's spent nonces (what replicas without a shared folder have)."""
+    """This process's spent nonces (what replicas without a shared folder have).
+
+    Only unexpired nonces are kept: a heap orders them by expiry, and each spend first drops
+    those past it, so a spend costs O(log n) amortised and memory is bounded by the tokens
+    issued within one expiry window (only server-sealed tokens reach the set).
+    """
 
     def __init__(self) -> None:
         self._spent: dict[str, float] = {}
+        self._expiry: list[tuple[float, str]] = []
+
+    def __len__(self) -> int:
+        """How many unexpired nonces are held."""
+        return len(self._spent)
 
     def spend(self, nonce: str, expires: float, now: float) -> bool:
-        if len(self._spent) > 1024:
-            for old, until in list(self._spent.items()):
-                if until <= now:
-                    del self._spent[old]
-        if nonce in self._spent:
+        expiry, spent = self._expiry, self._spent
+        while expiry and expiry[0][0] <= now:
+            until, old = heapq.heappop(expiry)
+            if spent.get(old) == until:
+                del spent[old]
+        if nonce in spent:
             return False
-        self._spent[nonce] = expires
+        spent[nonce] = expires
+        heapq.heappush(expiry, (expires, nonce))
         return True
 
 

@@ -64,6 +64,49 @@ def test_expired_nonces_are_swept(tmp_path: Path) -> None:
     assert not spent.spend("new", now + 600, now)
 
 
+def test_memory_spent_refuses_every_replay_beyond_a_thousand_nonces() -> None:
+    spent, now = MemorySpent(), 1000.0
+    for number in range(3000):
+        assert spent.spend(f"n{number}", now + 600, now)
+    assert all(not spent.spend(f"n{number}", now + 600, now + 1) for number in range(3000))
+    assert len(spent) == 3000
+
+
+def test_memory_spent_frees_nonces_once_they_expire_and_only_those() -> None:
+    spent, now = MemorySpent(), 1000.0
+    for number in range(2000):
+        assert spent.spend(f"soon{number}", now + 10, now)
+        assert spent.spend(f"late{number}", now + 600, now)
+    assert len(spent) == 4000
+    assert spent.spend("after", now + 611, now + 11)  # the "soon" ones are past their expiry
+    assert len(spent) == 2001
+    assert not spent.spend("late7", now + 600, now + 11)
+    assert not spent.spend("after", now + 611, now + 12)
+    assert spent.spend("last", now + 1300, now + 700)  # everything before has expired
+    assert len(spent) == 1
+
+
+def test_memory_spent_stays_bounded_by_one_expiry_window() -> None:
+    # a steady stream, one token a second, each valid for 60 s: never more than 60 kept
+    spent, window = MemorySpent(), 60.0
+    held = []
+    for second in range(5000):
+        assert spent.spend(f"t{second}", second + window, float(second))
+        held.append(len(spent))
+    assert max(held) == window
+    assert held[-1] == window
+
+
+def test_tokens_open_once_each_through_the_memory_set() -> None:
+    seal = CallSeal(SECRET, spent=MemorySpent())
+    tokens = [seal.seal(CALL) for _ in range(1500)]
+    for token in tokens:
+        seal.open(token, CALL)
+    for token in tokens[::100]:
+        with pytest.raises(SealError, match="already used"):
+            seal.open(token, CALL)
+
+
 def _race(folder: str, token: str, results: multiprocessing.Queue[bool]) -> None:
     seal = CallSeal(SECRET, spent=FileSpent(Path(folder)))
     try:

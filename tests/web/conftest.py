@@ -18,19 +18,11 @@ from typing import Any
 
 import pytest
 
+from harness.chromium import CHROMIUM, FLAGS
+
 from ..helpers import HARNESS
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SHOTS = ROOT / "docs" / "images"
 
 
@@ -68,7 +60,7 @@ def browser() -> Iterator[Any]:
 
     path = ensure_chromium()
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=path, args=FLAGS)
+        launched = playwright.chromium.launch(executable_path=path, args=list(FLAGS))
         yield launched
         launched.close()
 
