@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 import mcp_types as types
 
@@ -15,6 +15,22 @@ _log = logging.getLogger("harness.mcp")
 APPROVAL_KEY = "harness/approval"
 Elicit = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Asks a handshake-era client's user: ``(message, requested_schema)`` to its answer."""
+
+
+class CallParams(Protocol):
+    """What a ``tools/call`` is asked with: the SDK's ``CallToolRequestParams``, or the fast
+    path's plain params (:mod:`.fast`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> dict[str, Any] | None: ...
+    @property
+    def request_state(self) -> str | None: ...
+    @property
+    def input_responses(self) -> Mapping[str, Any] | None: ...
+
+
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -41,7 +57,7 @@ class McpApproval:
 
     def __init__(
         self,
-        params: types.CallToolRequestParams,
+        params: CallParams,
         seal: CallSeal,
         capabilities: types.ClientCapabilities | None,
         elicit: Elicit | None = None,

@@ -34,7 +34,7 @@ from mcp_types import methods as _methods
 from pydantic import ValidationError
 
 from .answer import answer
-from .approval import Elicit
+from .approval import CallParams, Elicit
 from .catalog import Catalog
 from .headers import HeaderChecks
 
@@ -70,7 +70,7 @@ class Surface(Protocol):
     async def call(
         self,
         request_id: str,
-        params: types.CallToolRequestParams,
+        params: CallParams,
         capabilities: types.ClientCapabilities | None,
         elicit: Elicit | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult: ...
@@ -163,7 +163,7 @@ class FastCalls:
             capabilities = self._envelope(meta, route)
             if capabilities is _REFUSED:
                 return None
-            typed = types.CallToolRequestParams.model_construct(name=name, arguments=arguments)
+            typed: CallParams = _PlainParams(name, arguments)
             return _Call(request_id, route.protocol_version, typed, capabilities)
         try:
             _methods.validate_client_request("tools/call", route.protocol_version, params)
@@ -214,6 +214,10 @@ class FastCalls:
 
     def _wire(self, call: _Call, result: Any) -> dict[str, Any]:
         """The result's wire form: the version's shape, ``resultType`` and the server stamp."""
+        wire = _text_result(result)
+        if wire is not None:
+            wire["_meta"] = {SERVER_INFO_META_KEY: self._stamp}
+            return wire
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
             wire = _methods.serialize_server_result("tools/call", call.version, dumped)
@@ -232,6 +236,37 @@ class FastCalls:
         return wire
 
 
+def _text_result(result: Any) -> dict[str, Any] | None:
+    """The wire form of a result of text blocks alone, as the SDK's serialiser shapes it
+    (its field order included), without it; None for any other result."""
+    if type(result) is not types.CallToolResult or result.meta is not None:
+        return None
+    if result.result_type not in (None, "complete"):
+        return None
+    content = []
+    for block in result.content:
+        if type(block) is not types.TextContent or block.annotations or block.meta is not None:
+            return None
+        content.append({"text": block.text, "type": "text"})
+    wire: dict[str, Any] = {"content": content, "isError": result.is_error}
+    wire["resultType"] = "complete"
+    if result.structured_content is not None:
+        wire["structuredContent"] = result.structured_content
+    return wire
+
+
+class _PlainParams:
+    """The params of a plain call: a name and arguments, nothing to resume."""
+
+    __slots__ = ("arguments", "name")
+    request_state = None
+    input_responses = None
+
+    def __init__(self, name: str, arguments: dict[str, Any] | None) -> None:
+        self.name = name
+        self.arguments = arguments
+
+
 class _Call:
     __slots__ = ("capabilities", "id", "params", "version")
 
@@ -239,7 +274,7 @@ class _Call:
         self,
         request_id: int | str,
         version: str,
-        params: types.CallToolRequestParams,
+        params: CallParams,
         capabilities: types.ClientCapabilities | None,
     ) -> None:
         self.id = request_id

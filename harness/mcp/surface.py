@@ -40,7 +40,7 @@ from ..tools.approval import CallSeal
 from ..tools.calls import ToolCall
 from ..tools.service import ToolsService
 from . import problems
-from .approval import APPROVAL_KEY, Elicit, McpApproval
+from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
 from .catalog import Catalog
 from .fast import FastCalls
 from .hosts import check_bind
@@ -155,7 +155,7 @@ class McpSurface:
     async def call(
         self,
         request_id: str,
-        params: types.CallToolRequestParams,
+        params: CallParams,
         capabilities: types.ClientCapabilities | None,
         elicit: Elicit | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:

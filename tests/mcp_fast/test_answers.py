@@ -190,7 +190,8 @@ async def test_a_result_the_protocol_refuses_is_answered_as_the_sdk_answers_it(
         return types.CallToolResult.model_validate({"content": "not a list"})
 
     monkeypatch.setattr(_methods, "serialize_server_result", refuse)
-    fast, sdk, served = await both(twin, ADD, headers())
+    picture = call("picture", {})  # not text alone: the fast path asks the SDK's serialiser
+    fast, sdk, served = await both(twin, picture, headers(**{"mcp-name": "picture"}))
     assert served == 1
     assert fast == sdk
     assert json.loads(fast.body)["error"] == {
