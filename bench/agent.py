@@ -120,7 +120,15 @@ async def _raw(client: Any, stream: bool) -> None:
 async def cases(url: str, folder: Path, stack: Any) -> tuple[dict[str, Any], Any]:
     from openai import AsyncOpenAI
 
-    raw_client = AsyncOpenAI(base_url=url, api_key="bench", max_retries=0)
+    def client(**options: Any) -> AsyncOpenAI:
+        # Closed before this benchmark's loop ends: an openai client left to the garbage
+        # collector closes itself on whatever loop runs then (a later benchmark's), and that
+        # task fails ("Task exception was never retrieved").
+        made = AsyncOpenAI(base_url=url, api_key="bench", **options)
+        stack.push_async_callback(made.close)
+        return made
+
+    raw_client = client(max_retries=0)
     found: dict[str, Any] = {
         "openai SDK by hand, streamed (floor for harness)": lambda: _raw(raw_client, True),
         "openai SDK by hand, not streamed (floor for peers)": lambda: _raw(raw_client, False),
@@ -161,7 +169,7 @@ async def cases(url: str, folder: Path, stack: Any) -> tuple[dict[str, Any], Any
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
-        model = OpenAIChatModel("scripted", provider=OpenAIProvider(base_url=url, api_key="bench"))
+        model = OpenAIChatModel("scripted", provider=OpenAIProvider(openai_client=client()))
         pydantic_agent = Agent(model, system_prompt=SYSTEM, tools=[add])
 
         async def pydantic_turn() -> None:
@@ -175,9 +183,7 @@ async def cases(url: str, folder: Path, stack: Any) -> tuple[dict[str, Any], Any
         from agents import OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
 
         set_tracing_disabled(True)  # no trace export to a remote service
-        sdk_model = OpenAIChatCompletionsModel(
-            model="scripted", openai_client=AsyncOpenAI(base_url=url, api_key="bench")
-        )
+        sdk_model = OpenAIChatCompletionsModel(model="scripted", openai_client=client())
         sdk_agent = SdkAgent(
             name="calc", instructions=SYSTEM, tools=[function_tool(add)], model=sdk_model
         )
