@@ -22,7 +22,7 @@ import anyio
 from ..errors import ToolArgsError
 from . import jsonvalue
 from .calls import ToolCall, ToolResult
-from .deadline import Later, start, suspended
+from .deadline import start, suspended
 from .define import OutputMismatch, ToolDefinition, unchecked
 from .render import RenderError, render
 
@@ -48,53 +48,44 @@ def run(
         return ToolResult.failure(call, "unknown_tool", f"Tool {call.name} not found")
     args = call.args
     accepts = tool.accepts
-    if accepts is not None and type(args) is dict and tool.is_async and accepts(args):
-        # The hot path: a flat dict of plain scalars that the acceptor vouches for (valid
-        # JSON and valid arguments), an async body, and (on trio) no deadline to enter
-        # before the first step. What ``start`` does, without the calls around it.
-        timeout = tool.timeout if tool.timeout is not None else default_timeout
-        if loop is not None or timeout is None:
-            began = _monotonic()
-            try:
-                coro = tool.execute(args)
-                waiting = coro.send(None)
-            except StopIteration as done:
-                return _outcome(call, tool, done.value)
-            except BaseException as exc:
-                if _passes(exc):
-                    raise
-                return _raised(call, exc)
-            return _finish(call, tool, suspended(coro, waiting, loop, timeout, began).rest, timeout)
-    try:
-        if type(args) is dict:
-            if not _plain(args):
+    body: Callable[[], Any] | None = None
+    """The bound body; None when the acceptor vouched for the arguments (``execute(args)``)."""
+    if not (accepts is not None and type(args) is dict and tool.is_async and accepts(args)):
+        try:
+            if type(args) is dict:
+                if not _plain(args):
+                    bad = jsonvalue.problem(args)
+                    if bad is not None:
+                        raise ToolArgsError(f"arguments are not valid JSON: {bad}")
+            elif isinstance(args, str | bytes):
+                try:
+                    args = jsonvalue.loads(args)
+                except jsonvalue.NotJson as exc:
+                    raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
+            else:
                 bad = jsonvalue.problem(args)
                 if bad is not None:
                     raise ToolArgsError(f"arguments are not valid JSON: {bad}")
-        elif isinstance(args, str | bytes):
-            try:
-                args = jsonvalue.loads(args)
-            except jsonvalue.NotJson as exc:
-                raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
-        else:
-            bad = jsonvalue.problem(args)
-            if bad is not None:
-                raise ToolArgsError(f"arguments are not valid JSON: {bad}")
-        body = tool.bind(args)
-    except ToolArgsError as exc:
-        return _invalid_args(call, exc)
+            body = tool.bind(args)
+        except ToolArgsError as exc:
+            return _invalid_args(call, exc)
     timeout = tool.timeout if tool.timeout is not None else default_timeout
-    if not tool.is_async:
+    if body is not None and not tool.is_async:
         return _finish(call, tool, _threaded(body, timeout), timeout)
+    # What ``deadline.start`` does, inline: this is every async call's path.
+    began = _monotonic()
     try:
-        started = start(body(), timeout)
+        coro = tool.execute(args) if body is None else body()
+        if loop is None and timeout is not None:  # trio: the deadline is a cancel scope,
+            return _finish(call, tool, start(coro, timeout).rest, timeout)  # entered first
+        waiting = coro.send(None)
+    except StopIteration as done:
+        return _outcome(call, tool, done.value)
     except BaseException as exc:
         if _passes(exc):
             raise
         return _raised(call, exc)
-    if type(started) is Later:
-        return _finish(call, tool, started.rest, timeout)
-    return _outcome(call, tool, started)
+    return _finish(call, tool, suspended(coro, waiting, loop, timeout, began).rest, timeout)
 
 
 async def _finish(
