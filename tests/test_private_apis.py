@@ -80,13 +80,14 @@ def test_anyio_scope_records_still_feed_the_fast_cancel_check() -> None:
 
     assert scopes.FAST, (
         "anyio's asyncio backend changed: harness.tools.scopes fell back to "
-        "anyio.current_effective_deadline() on every call; update caller_cancelled(running_loop())"
+        "anyio.current_effective_deadline() on every call; update caller_cancelled()"
     )
 
 
 @pytest.mark.anyio
 async def test_the_fast_cancel_check_agrees_with_anyio(anyio_backend: str) -> None:
-    from harness.tools.scopes import caller_cancelled, running_loop
+    from harness.tools.deadline import running_loop
+    from harness.tools.scopes import caller_cancelled
 
     assert caller_cancelled(running_loop()) is False
     with anyio.CancelScope() as scope:

@@ -36,6 +36,14 @@ import anyio
 _monotonic = time.monotonic
 
 
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None when there is none (trio)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class Later:
     """What :func:`start` returns for a body that suspended: await ``rest`` for the rest of it."""
 
@@ -53,10 +61,7 @@ def start(coro: Coroutine[Any, Any, Any], seconds: float | None) -> Any:
     hot path of every call: no coroutine is created around the body, nothing is allocated
     for it, and a body that returns on its first step costs one ``send``.
     """
-    try:
-        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-    except RuntimeError:  # no asyncio loop in this thread: trio
-        loop = None
+    loop = running_loop()
     if loop is None and seconds is not None:  # trio (no asyncio loop), whose deadlines are
         return Later(_scoped(coro, seconds))  # scopes: entered before the first step
     began = _monotonic()  # the deadline counts from before the first step

@@ -54,11 +54,3 @@ def caller_cancelled(loop: asyncio.AbstractEventLoop | None) -> bool:
             return False
         scope = scope._parent_scope
     return False
-
-
-def running_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop, or None when there is none (trio)."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

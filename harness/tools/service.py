@@ -31,10 +31,11 @@ from .approval import ApprovalService, Approved, Pending
 from .approval import decide as decide_approval
 from .calls import Ask, Deny, ToolCall, ToolResult
 from .config import ToolsConfig
+from .deadline import running_loop
 from .many import dispatch
 from .registry import ToolRegistry
 from .run import run
-from .scopes import caller_cancelled, running_loop
+from .scopes import caller_cancelled
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -81,7 +82,7 @@ class ToolsService(ToolRegistry, Service):
                 call = ToolCall.of(call)
             except TypeError as exc:
                 return ToolResult.failure(_as_call(call), "invalid_args", str(exc))
-        try:
+        try:  # running_loop(), inline: this is every call's path
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # trio
             loop = None
