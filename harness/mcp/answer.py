@@ -8,8 +8,9 @@ result as its one event. A client that disconnects cancels the call and gets not
 :func:`answer` does the same at less cost: most calls end on their first step (``add(a, b)``
 does), so that step runs at once, and only a call that waits gets the watcher and the ping
 timer. The watcher cannot enter a cancel scope around a call already under way (scopes nest
-strictly), so it cancels the task as ``asyncio.timeout`` does: one ``task.cancel()``,
-undone with ``uncancel()`` once handled, so that any other cancellation still goes through.
+strictly), so it cancels the task as a deadline does (:class:`~harness.tools.deadline.CancelOnce`):
+one ``task.cancel()``, undone with ``uncancel()`` once handled, so that any other
+cancellation still goes through.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from ..tools.deadline import suspended
+from ..tools.deadline import CancelOnce, suspended
 
 PING_INTERVAL = 15.0
 """Seconds a call may run before the answer becomes an SSE stream with pings (as the SDK)."""
@@ -46,7 +47,7 @@ async def answer(reply: Coroutine[Any, Any, Reply], receive: Any, send: Any) -> 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task(loop)
     assert task is not None  # an ASGI request runs in a task
-    gone = _Gone(task)
+    gone = CancelOnce(task)  # the client's disconnect cancels the request's task once
     watcher = loop.create_task(_watch(receive, gone))
     timer = loop.call_later(PING_INTERVAL, stream.commit, loop)
     try:
@@ -59,34 +60,13 @@ async def answer(reply: Coroutine[Any, Any, Reply], receive: Any, send: Any) -> 
         timer.cancel()
         watcher.cancel()
     if value is None or gone.fired:  # the client went away (the call may have gone on)
-        if gone.fired:
-            gone.settle()
+        gone.settle()
         stream.stop()
         return  # nothing to answer, as in the SDK
     await stream.finish(value)
 
 
-class _Gone:
-    """The client's disconnect: cancels the request's task once."""
-
-    __slots__ = ("before", "fired", "task")
-
-    def __init__(self, task: asyncio.Task[Any]) -> None:
-        self.task = task
-        self.before = task.cancelling()
-        self.fired = False
-
-    def fire(self) -> None:
-        self.fired = True
-        self.task.cancel()
-
-    def settle(self) -> bool:
-        """Undo our cancellation; whether another one is still pending."""
-        self.fired = False
-        return self.task.uncancel() > self.before
-
-
-async def _watch(receive: Any, gone: _Gone) -> None:
+async def _watch(receive: Any, gone: CancelOnce) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     gone.fire()

@@ -109,28 +109,32 @@ def _untimed(coro: Coroutine[Any, Any, Any], waiting: Any) -> Generator[Any, Any
     return (yield from _pass_through(coro, waiting)), False
 
 
-class _Timer:
-    """The armed deadline of one suspended call: cancels its task when it fires."""
+class CancelOnce:
+    """One cancellation of a task, made as ``asyncio.timeout`` makes it (``task.cancel()``)
+    and undone with ``uncancel()`` once handled, so that anyone else's cancellation of the
+    task is never taken for it. Fired at most once: by a deadline here, by a client's
+    disconnect in :mod:`harness.mcp.answer`."""
 
-    __slots__ = ("cancels", "expired", "task")
+    __slots__ = ("before", "fired", "pending", "task")
 
     def __init__(self, task: asyncio.Task[Any]) -> None:
         self.task = task
-        self.expired = False
-        self.cancels = 0
+        self.before = task.cancelling()
+        """The task's cancel requests when we began watching it (other people's)."""
+        self.fired = False
+        self.pending = False
+        """Our cancel request is made and not undone yet."""
 
     def fire(self) -> None:
-        self.expired = True
-        self.cancels += 1
+        self.fired = self.pending = True
         self.task.cancel()
 
-    def settle(self) -> int:
-        """Undo our cancel requests; return the cancel requests left (other people's)."""
-        remaining = self.task.cancelling()
-        for _ in range(self.cancels):
-            remaining = self.task.uncancel()
-        self.cancels = 0
-        return remaining
+    def settle(self) -> bool:
+        """Undo our cancel request (if not undone yet); whether another one is pending."""
+        if self.pending:
+            self.pending = False
+            return self.task.uncancel() > self.before
+        return self.task.cancelling() > self.before
 
 
 @types.coroutine
@@ -148,8 +152,7 @@ def finish_by(
     task = asyncio.current_task(loop)
     if task is None:  # not in a task (a bare coroutine driven by hand): no deadline
         return (yield from _pass_through(coro, waiting)), False
-    before = task.cancelling()
-    timer = _Timer(task)
+    timer = CancelOnce(task)
     handle = None
     if loop.time() >= deadline:  # the first step alone used up the time
         timer.fire()
@@ -158,13 +161,13 @@ def finish_by(
     try:
         return (yield from _pass_through(coro, waiting)), False
     except asyncio.CancelledError:
-        if timer.expired and timer.settle() <= before:
+        if timer.fired and not timer.settle():
             return None, True
         raise
     finally:
         if handle is not None:
             handle.cancel()
-        if timer.cancels:
+        if timer.pending:
             timer.settle()
 
 
