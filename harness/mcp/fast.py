@@ -18,7 +18,6 @@ for a call still running after 15 s, and a client that disconnects cancels its c
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY
 from mcp_types import methods as _methods
 from pydantic import ValidationError
 
+from ..tools.deadline import running_loop
 from .answer import answer
 from .approval import CallParams, Elicit
 from .catalog import Catalog
@@ -104,7 +104,7 @@ class FastCalls:
             await self.app(scope, receive, send)
             return
         headers = self.checks.plain(scope["headers"])
-        if headers is None or not _on_asyncio():
+        if headers is None or running_loop() is None:  # trio: the SDK serves it all
             await self.app(scope, receive, send)
             return
         buffered: list[Any] = []
@@ -289,11 +289,3 @@ def _capabilities(route: InboundModernRoute) -> types.ClientCapabilities | None:
         return types.ClientCapabilities.model_validate(route.client_capabilities, by_name=False)
     except ValidationError:
         return None
-
-
-def _on_asyncio() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # trio, say: the SDK serves every request there
-        return False
-    return True
