@@ -29,6 +29,7 @@ import anyio
 from ..service import Service
 from .approval import ApprovalService, Approved, Pending
 from .approval import decide as decide_approval
+from .approval import inherited as inherited_approval
 from .calls import Ask, Deny, ToolCall, ToolResult
 from .config import ToolsConfig
 from .deadline import running_loop
@@ -180,6 +181,8 @@ class ToolsService(ToolRegistry, Service):
                 f"tools/pre-execute produced {decision!r}; listeners must return 'allow', "
                 "'deny', 'ask', Deny(reason), Ask(reason) or the result of await next()"
             )
+        if approval is None:
+            approval = inherited_approval.get()
         service = approval if approval is not None else self._approval()
         if service is None:
             return ToolResult.failure(
@@ -216,6 +219,17 @@ class ToolsService(ToolRegistry, Service):
             denial = None if decision == "allow" else await self._decide(call, decision, approval)
         if denial is not None:
             return denial
+        if approval is not None:  # calls made inside this one ask the same approver
+            token = inherited_approval.set(approval)
+            try:
+                return await self._stages(call, loop)
+            finally:
+                inherited_approval.reset(token)
+        return await self._stages(call, loop)
+
+    async def _stages(self, call: ToolCall, loop: asyncio.AbstractEventLoop | None) -> ToolResult:
+        """Stages 2 and 3 of a call its pre-execute stage let through."""
+        layers = self._layers
         result: ToolResult
         if "tools/execute" in layers:
             result = await self._bus.waterfall("tools/execute", (call,), partial(self._run, call))
