@@ -124,10 +124,10 @@ class ToolsService(ToolRegistry, Service):
         of at most ``max_parallel`` (default: the tools service's ``max_parallel``): a call
         starts when a slot frees up. A call that is not concurrency-safe waits for the running
         ones, runs alone, and then the pool resumes. Each call is classified when its turn to
-        start comes, with validated arguments (a call whose arguments are invalid fails
-        without running and is not classified). Results come back in call order, one per
-        call; if the caller is cancelled, started calls end ``cancelled`` and the calls not
-        started yet are ``cancelled`` without running.
+        start comes (a slot is free), against the registry then, with validated arguments (a
+        call whose arguments are invalid, or whose tool is unknown, runs alone). Results come
+        back in call order, one per call; if the caller is cancelled, started calls end
+        ``cancelled`` and the calls not started yet are ``cancelled`` without running.
         """
         limit = self.config.max_parallel if max_parallel is None else max_parallel
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
