@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .approval import APPROVAL_KEY, McpApproval
     from .catalog import Catalog
     from .hosts import allowed_hosts, check_bind, is_loopback, machine_names
+    from .http.auth import TokenThrottle
     from .http.transport import BearerGate
     from .results import to_mcp_result
     from .surface import McpSurface, connection_of
@@ -32,6 +33,7 @@ _HOMES = {
     "is_loopback": "hosts",
     "machine_names": "hosts",
     "BearerGate": "http.transport",
+    "TokenThrottle": "http.auth",
     "to_mcp_result": "results",
     "McpSurface": "surface",
     "connection_of": "surface",
@@ -43,6 +45,7 @@ __all__ = [
     "Catalog",
     "McpApproval",
     "McpSurface",
+    "TokenThrottle",
     "allowed_hosts",
     "check_bind",
     "connection_of",
