@@ -105,6 +105,10 @@ class Package:
         self.root = root
         self.name = root.name
         self.files = {self.module_name(path): path for path in sorted(root.rglob("*.py"))}
+        self.trees = {
+            module: ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for module, path in self.files.items()
+        }
 
     def module_name(self, path: Path) -> str:
         parts = [self.name, *path.relative_to(self.root).with_suffix("").parts]
@@ -126,7 +130,7 @@ class Package:
         for module, path in self.files.items():
             if module in DYNAMIC:
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(self.trees[module]):
                 if (how := _import_call(node)) is None or not isinstance(node, ast.Call):
                     continue
                 if _literal(node) is None and not _own_lazy_export(node, path):
@@ -140,7 +144,7 @@ class Package:
     def _edges_of(self, module: str, path: Path) -> list[Edge]:
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         found: list[tuple[str, ast.AST, str]] = []
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(self.trees[module]):
             if isinstance(node, ast.Import):
                 found += [(alias.name, node, "import") for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -222,13 +226,14 @@ def _own_lazy_export(call: ast.Call, path: Path) -> bool:
 def problems(root: Path) -> list[str]:
     """Everything wrong with the layers of the package at ``root``, one line each."""
     package = Package(root)
+    edges = package.edges()
     found = [
         f"{path.relative_to(root.parent).as_posix()}: {module} has no layer; give it one in "
         "tests/layers.py, README's layout and docs/guide.md §10"
         for module, path in package.files.items()
         if layer_of(module) is None
     ]
-    for edge in package.edges():
+    for edge in edges:
         mine, theirs = layer_of(edge.source), layer_of(edge.target)
         if mine is None or theirs is None or may_import(edge.source, edge.target):
             continue

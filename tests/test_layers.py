@@ -61,7 +61,12 @@ PLANTS = {
         "import_module",
     ),
     "code": ("code/plugin.py", "from ..loader import resolve", "harness.loader.resolve", "from"),
-    "executor": ("executor/plugin.py", "from ..reload import index", "harness.reload.index", "from"),
+    "executor": (
+        "executor/plugin.py",
+        "from ..reload import index",
+        "harness.reload.index",
+        "from",
+    ),
     "testing": ("testing/__init__.py", "from harness import tools", "harness.tools", "from"),
     "mcp": (
         "mcp/http/fast_path.py",
@@ -167,9 +172,7 @@ def test_the_readme_layout_names_what_the_tree_holds() -> None:
 def test_the_guide_table_says_what_each_layer_may_import() -> None:
     section = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8").split("## 10.", 1)[1]
     rows = re.findall(r"^\| `(\w+)` \| (.+?) \| (.+?) \|$", section, re.MULTILINE)
-    table = {
-        layer: tuple(re.findall(r"`([\w.]+)`", allowed)) for layer, _, allowed in rows
-    }
+    table = {layer: tuple(re.findall(r"`([\w.]+)`", allowed)) for layer, _, allowed in rows}
     assert table == MAY_IMPORT
     homes = {home for _, where, _ in rows for home in re.findall(r"`([\w./]+)`", where)}
     assert _tree() <= homes
