@@ -159,16 +159,20 @@ class AgentService(Service):
     # -- tools -----------------------------------------------------------------------------
 
     def visible_tools(self) -> dict[str, dict[str, Any]]:
-        """The tools the model may see and call, name → OpenAI schema (read afresh)."""
+        """The tools the model may see and call, name → schema in the model's format.
+
+        The format is the provider's ``schema_format`` (``openai`` when it names none); the
+        registry lists schemas in the order of its names, so they pair up by position.
+        """
         if self._visible is None:
             tools = self.ctx.tools
-            names = [
-                name
-                for name in tools.list()
-                if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.config.tools)
-            ]
-            schemas = {item["function"]["name"]: item for item in tools.schemas("openai")}
-            self._visible = {name: schemas[name] for name in names if name in schemas}
+            format = getattr(self.llm, "schema_format", "openai")
+            patterns = self.config.tools
+            self._visible = {
+                name: schema
+                for name, schema in zip(tools.list(), tools.schemas(format), strict=True)
+                if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+            }
         return self._visible
 
     def _on_change(self, *args: Any) -> None:
