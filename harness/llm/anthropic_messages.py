@@ -207,7 +207,10 @@ class AnthropicChat(Service):
         return body
 
     async def _stream(self, request: ChatRequest, show: Callable[[str], None]) -> Completion:
-        stream = await self.client.messages.create(**self.body(request), stream=True)
+        body = self.body(request)
+        # the rest as raw JSON: params may hold fields this SDK version has no argument for
+        core = {key: body.pop(key) for key in ("model", "max_tokens", "messages")}
+        stream = await self.client.messages.create(**core, stream=True, extra_body=body)
         blocks: dict[int, dict[str, Any]] = {}
         usage: dict[str, int] = {}
         finish: str | None = None

@@ -83,7 +83,7 @@ def classify(
     where = endpoint.where
     wait = min(endpoint.backoff * 2 ** (attempt - 1), 30.0)
     tried = f" after {attempt} attempt{'s' if attempt > 1 else ''}"
-    if isinstance(exc, sdk.APITimeoutError):
+    if isinstance(exc, sdk.APITimeoutError) or _is_timeout(exc):
         return (
             True,
             wait,
@@ -102,6 +102,8 @@ def classify(
         )
     if isinstance(exc, sdk.APIStatusError):
         return _status(exc, endpoint, wait, tried)
+    if isinstance(exc, sdk.APIError) and _error_type(exc):  # an error event in the stream
+        return _event(exc, endpoint, wait, tried)
     if is_broken_stream(exc):
         return True, wait, _broken(where, tried, exc)
     _log.warning("unexpected error from the model server at %s", where, exc_info=exc)
@@ -117,11 +119,7 @@ def _status(exc: Any, endpoint: Endpoint, wait: float, tried: str) -> tuple[bool
     status = int(exc.status_code)
     detail = _detail(exc)
     if status < 400:  # an error event in the stream of a 200 answer
-        kind = _error_type(exc)
-        status = _STATUS_OF_ERROR.get(kind, 400)
-        if status >= 429:
-            return True, wait, f"the model server at {where} sent an error{tried}: {detail}"
-        return False, 0, f"the model server at {where} stopped the answer: {detail}"
+        return _event(exc, endpoint, wait, tried)
     if status == 429 or status >= 500:
         after = _retry_after(exc)
         if after is not None:
@@ -143,6 +141,24 @@ def _status(exc: Any, endpoint: Endpoint, wait: float, tried: str) -> tuple[bool
             f"has the model {endpoint.model!r}",
         )
     return False, 0, f"the model server at {where} rejected the request (HTTP {status}): {detail}"
+
+
+def _event(exc: Any, endpoint: Endpoint, wait: float, tried: str) -> tuple[bool, float, str]:
+    """An error event in the middle of a stream: retried when it says overloaded or failed."""
+    kind = _error_type(exc)
+    detail = _detail(exc)
+    if _STATUS_OF_ERROR.get(kind, 400) >= 429:
+        return (
+            True,
+            wait,
+            f"the model server at {endpoint.where} sent an error event ({kind}){tried}: {detail}",
+        )
+    return (
+        False,
+        0,
+        f"the model server at {endpoint.where} stopped the answer with an error event "
+        f"({kind or 'unknown'}): {detail}",
+    )
 
 
 def _broken(where: str, tried: str, cause: BaseException) -> str:
@@ -174,6 +190,14 @@ def _retry_after(exc: Any) -> float | None:
         return None if value is None else max(0.0, float(value))
     except ValueError:
         return None
+
+
+def _is_timeout(exc: Exception) -> bool:
+    """A read timeout raised by the HTTP library while the stream was being read."""
+    return any(
+        kind.__name__ == "TimeoutException" and kind.__module__.split(".")[0].startswith("httpx")
+        for kind in type(exc).__mro__
+    )
 
 
 def is_broken_stream(exc: Exception) -> bool:
