@@ -59,7 +59,7 @@ def history_of(events: list[dict[str, Any]]) -> list[Message]:
             thinking = event.get("thinking") or ()
             blocks = tuple(b for b in thinking if isinstance(b, dict))
             history.append(AssistantMessage(str(event.get("text") or ""), calls, blocks))
-        elif kind == "tool/result":
+        elif kind == "tool/result" and not event.get("parent"):  # not a program's inner call
             call_id = str(event.get("id"))
             result = event.get("result") or {}
             name = names.get(call_id) or str(result.get("name") or "")
