@@ -20,7 +20,8 @@ Usage is counted as the real API reports it, with prompt caching simulated: ever
 ending at a ``cache_control`` mark is remembered, a later request that starts with one reads
 it (``cache_read_input_tokens``), and the rest up to its last mark is written
 (``cache_creation_input_tokens``). Tokens are estimated (4 characters each). ``requests``
-holds every body, ``usage`` every reported usage, ``input_tokens`` their sum of input tokens.
+holds every body, ``usage`` every reported usage, ``input_tokens`` per request every input
+token, cached ones included.
 """
 
 from __future__ import annotations
@@ -74,14 +75,6 @@ class AnthropicServer(ScriptedServer):
         """The base URL to give an Anthropic client (``http://127.0.0.1:PORT``)."""
         return f"http://127.0.0.1:{self.port}"
 
-    @property
-    def input_tokens(self) -> int:
-        """Every input token of every answered request, cached ones included."""
-        return sum(
-            u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
-            for u in self.usage
-        )
-
     def _app(self) -> Any:
         from starlette.applications import Starlette
         from starlette.requests import Request
@@ -97,8 +90,8 @@ class AnthropicServer(ScriptedServer):
                 self.requests.append(body)
                 self.headers.append(dict(request.headers))
                 if not {"x-api-key", "authorization"} & set(request.headers):
-                    refused = _error("authentication_error", "x-api-key header is required")
-                    return JSONResponse(refused, 401)
+                    denied = _error("authentication_error", "x-api-key header is required")
+                    return JSONResponse(denied, 401)
                 try:
                     if "anthropic-version" not in request.headers:
                         raise RequestError("anthropic-version: header is required")
@@ -106,7 +99,9 @@ class AnthropicServer(ScriptedServer):
                 except RequestError as exc:
                     return JSONResponse(_error("invalid_request_error", str(exc)), 400)
                 reply, fault = self._choose(body)
-                usage = None if fault is not None and fault.kind == "status" else self._count(body)
+                refused = fault is not None and fault.kind == "status"
+                usage = self._count(body, remember=not refused)
+                self.input_tokens.append(sum(v for k, v in usage.items() if "input" in k))
             if fault is not None and fault.kind == "status":
                 headers = {}
                 if fault.retry_after is not None:
@@ -114,7 +109,6 @@ class AnthropicServer(ScriptedServer):
                 kind = _ERROR_OF_STATUS.get(fault.status, "api_error")
                 text = f"scripted fault: HTTP {fault.status}"
                 return JSONResponse(_error(kind, text), fault.status, headers)
-            assert usage is not None
             blocks = self._blocks(body, reply)
             usage["output_tokens"] = tokens(blocks) if blocks else 1
             self.usage.append(usage)
@@ -141,7 +135,7 @@ class AnthropicServer(ScriptedServer):
     def _choose(self, body: dict[str, Any]) -> tuple[Reply, Fault | None]:
         return self._pick(*_last(body.get("messages") or []))
 
-    def _count(self, body: dict[str, Any]) -> dict[str, int]:
+    def _count(self, body: dict[str, Any], remember: bool = True) -> dict[str, int]:
         """Usage with prompt caching simulated over the request's prefix (tools, system, turns)."""
         items: list[Any] = []
         for tool in body.get("tools") or []:
@@ -181,7 +175,8 @@ class AnthropicServer(ScriptedServer):
                 break
         if marks and prefixes[marks[-1]][0] not in self._cached:
             written = prefixes[marks[-1]][1] - read
-        self._cached.update(prefixes[mark][0] for mark in marks)
+        if remember:
+            self._cached.update(prefixes[mark][0] for mark in marks)
         return {
             "input_tokens": total - read - written,
             "cache_creation_input_tokens": written,
