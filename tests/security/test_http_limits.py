@@ -13,9 +13,10 @@ from mcp import Client
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from harness import Host, http_limits
-from harness.http_limits import HttpLimits
+from harness import Host
 from harness.mcp import McpSurface
+from harness.mcp.http import limits
+from harness.mcp.http.limits import HttpLimits
 
 from .conftest import CONFIG
 
@@ -33,9 +34,9 @@ async def url(
     workspace: object, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[str]:
     if request.param == "h11":  # the parser harness serves with when httptools is missing
-        monkeypatch.setattr(http_limits, "fastest_protocol", lambda: H11Protocol)
+        monkeypatch.setattr(limits, "fastest_protocol", lambda: H11Protocol)
     else:
-        assert http_limits.fastest_protocol() is HttpToolsProtocol
+        assert limits.fastest_protocol() is HttpToolsProtocol
     async with Host(CONFIG) as host:
         surface = McpSurface(host.ctx)
         surface.attach()
