@@ -238,7 +238,7 @@ class ToolsService(ToolRegistry, Service):
             _check_result(result, "tools/execute")
         else:
             tool = self._definitions.get(call.name)
-            if tool is None and gates.holds:  # its entry began to reload since admission
+            if tool is None and self._gates.holds:  # its entry began to reload since admission
                 tool = await self._reloaded(call.name)
             ran = run(tool, call, self.config.timeout, loop)
             result = ran if isinstance(ran, ToolResult) else await ran
