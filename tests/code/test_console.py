@@ -136,3 +136,22 @@ def test_an_approval_inside_a_program_is_answered_in_its_nested_card(
         assert "refused: denied: Tool denied: the policy asks before write_text_file" in text
         assert not target.exists()
         assert "denied" in writing.inner_text()
+
+
+def test_run_code_on_the_tools_page_asks_inside_the_program_and_nests_its_cards(
+    page: Any, served: Served
+) -> None:
+    page.get_by_role("link", name="Tools").click()
+    region = page.get_by_role("region", name="run_code")
+    assert "async def git_diff(repoPath: str, commit: str | None = None)" in region.inner_text()
+    program = 'await write_text_file(path="from-tools.txt", content="tools page")'
+    region.get_by_label("code", exact=True).fill(program)
+    region.get_by_role("button", name="Run").click()
+    result = region.get_by_role("region", name="result")
+    result.get_by_text("waiting for approval").wait_for()
+    result.get_by_role("button", name="Allow once").click()
+    card = result.get_by_role("article", name="tool call write_text_file")
+    card.get_by_text("done", exact=True).wait_for()
+    assert program in result.get_by_label("program").inner_text()
+    target = served.config.parent / "workspace" / "from-tools.txt"
+    assert target.read_text() == "tools page"
