@@ -54,6 +54,10 @@ class Fiber:
         self.inject: Mapping[str, bool] = inject
         self.state = FiberState.PENDING
         self.error: BaseException | None = None
+        self.problems: list[str] = []
+        """Problems the running plugin reports about its own entry while it stays active
+        (a tool it could not register, say): ``harness check`` lists them. Cleared at
+        each activation."""
         self.config: Any = None
         self.ctx: Context | None = None
         self.logger = logging.getLogger(f"harness.plugin.{spec.name}")
@@ -165,7 +169,7 @@ class Fiber:
 
     async def _start(self) -> None:
         from .context import Context
-        from .service import Service
+        from .service import Service, unwrap
 
         missing = self.runtime.missing(self)
         if missing:
@@ -179,14 +183,15 @@ class Fiber:
         if self._settled.is_set():
             self._settled = anyio.Event()
         self.error = None
+        self.problems = []
         ctx = self.ctx = Context._for_fiber(self)
         self._set_state(FiberState.LOADING)
         try:
             result = self.spec.apply(ctx, self.config)
             if inspect.isawaitable(result):
                 result = await result
-            if isinstance(result, Service):
-                await result.start()
+            if isinstance(result, Service) and unwrap(result) is result:
+                await result.start()  # a new service (a view of one started already passes)
                 ctx.effect(lambda: result.stop)
             elif callable(result) and not self.spec.is_class:
                 ctx.effect(lambda: result)
