@@ -16,6 +16,7 @@ import contextvars
 import fnmatch
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..tools.calls import ToolCall, ToolResult
@@ -75,12 +76,18 @@ class CodeTool:
             fnmatch.fnmatchcase(tool, pattern) for pattern in self.config.tools
         )
 
-    def lookup(self, tool: str) -> list[str] | None:
-        """The current definition's parameter order, or None when the program may not call it."""
+    def lookup(self, tool: str, known: frozenset[str] = frozenset()) -> list[str] | None:
+        """The current definition's parameter order, or None when the program may not call it.
+
+        A tool of the program's stubs (``known``) that has gone since is still a call (it
+        ends ``unknown_tool``); any other undefined name is the program's NameError.
+        """
         if not self.allows(tool):
             return None
         definition = self.ctx.tools.get(tool)
-        return None if definition is None else positional(definition)
+        if definition is None:
+            return [] if tool in known else None
+        return positional(definition)
 
     def stubs(self) -> str:
         if self._stubs is None:
@@ -147,8 +154,12 @@ class CodeTool:
             return await self._inner(parent, records, tool, arguments)
 
         parallel = self.config.max_parallel or self.ctx.tools.config.max_parallel
+        tools = self.ctx.tools
+        known = frozenset(name for name in tools.list() if self.allows(name))
         async with self.pool.session(self.stubs()) as session:
-            program = Program(session, self.config, inner, self.lookup, parallel)
+            program = Program(
+                session, self.config, inner, partial(self.lookup, known=known), parallel
+            )
             value = await program.run(code)
             result = canonical(program.output, value, records)
         if len(self._shown) > 64:

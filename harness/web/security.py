@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 
-from ..mcp import allowed_hosts
+from ..mcp.hosts import allowed_hosts
 
 COOKIE = "harness_console"
 MAX_BODY = 1024 * 1024

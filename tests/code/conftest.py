@@ -63,6 +63,33 @@ def git_repo(folder: Path, commits: int = 8) -> Path:
     return folder
 
 
+QUESTION = "which of the last 20 commits touched more than 3 files, and what were their subjects?"
+
+SEED = """
+import asyncio
+log = await git_log_reader(repoPath={repo!r}, maxCount=20)
+lines = log["formatted"].splitlines()[1:]
+hashes = [line.split(" | ")[0] for line in lines]
+diffs = await asyncio.gather(*[git_diff(repoPath={repo!r}, commit=h) for h in hashes])
+wide = []
+for line, diff in zip(lines, diffs):
+    files = diff["diff"].count("diff --git ")
+    if files > 3:
+        wide.append(line.split(" | ")[3])
+print(len(wide), "of", len(lines), "commits touched more than 3 files")
+wide
+"""
+"""The seed walkthrough's question as one program: git_log_reader once, git_diff per commit."""
+
+
+def answer_from(result: str) -> str:
+    """What the scripted model says after reading run_code's value (JSON)."""
+    import json
+
+    value = json.loads(result)
+    return "Commits that touched more than 3 files: " + "; ".join(value["value"]) + "."
+
+
 async def run(host: Host, code: str, call_id: str = "rc") -> ToolResult:
     result: ToolResult = await host.ctx.tools.execute(ToolCall(call_id, "run_code", {"code": code}))
     return result

@@ -166,3 +166,56 @@ async def test_calls_from_a_program_are_real_calls_with_a_parent(host: Host) -> 
         ("result", "add", "outer"),
         ("result", "run_code", None),
     ]
+
+
+async def test_a_tool_removed_mid_program_ends_unknown_tool_and_a_crash_is_contained(
+    host: Host,
+) -> None:
+    from harness import define_tool
+
+    hold = Hold(host.ctx.tools)
+    dispose = host.ctx.tools.register(
+        define_tool(name="gone", description="Soon gone", execute=lambda args: "here")
+    )
+    program = (
+        "a = await gone()\nawait hold()\ntry:\n    await gone()\nexcept LookupError as e:\n"
+        "    print(str(e))\na"
+    )
+    results: list[ToolResult] = []
+    async with anyio.create_task_group() as group:
+
+        async def program_call() -> None:
+            results.append(await run(host, program))
+
+        group.start_soon(program_call)
+        with anyio.fail_after(20):
+            await hold.started.wait()
+        dispose()
+        hold.release.set()
+    (result,) = results
+    assert result.ok, result.error
+    assert result.result["output"] == "unknown_tool: Tool gone not found\n"
+    assert result.result["value"] == "here"
+
+    # a worker that dies under a program fails that program, and is replaced
+    hold.dispose()
+    again = Hold(host.ctx.tools)
+    results.clear()
+    async with anyio.create_task_group() as group:
+
+        async def doomed() -> None:
+            results.append(await run(host, "await hold()\n1"))
+
+        group.start_soon(doomed)
+        with anyio.fail_after(20):
+            await again.started.wait()
+        for pid in monty_workers():
+            os.kill(pid, 9)
+        again.release.set()
+    (crashed,) = results
+    assert crashed.code == "tool_error"
+    assert crashed.error is not None
+    assert crashed.error.startswith("the sandbox worker stopped (")
+    assert crashed.error.endswith("it has been replaced, run the program again")
+    after = await run(host, "await add(a=1, b=1)")
+    assert after.ok, after.error

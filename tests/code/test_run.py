@@ -9,24 +9,9 @@ import pytest
 
 from harness import Host, ToolCall, ToolResult
 
-from .conftest import git_repo, run
+from .conftest import SEED, git_repo, run
 
 pytestmark = pytest.mark.anyio
-
-SEED = """
-import asyncio
-log = await git_log_reader(repoPath={repo!r}, maxCount=20)
-lines = log["formatted"].splitlines()[1:]
-hashes = [line.split(" | ")[0] for line in lines]
-diffs = await asyncio.gather(*[git_diff(repoPath={repo!r}, commit=h) for h in hashes])
-wide = []
-for line, diff in zip(lines, diffs):
-    files = diff["diff"].count("diff --git ")
-    if files > 3:
-        wide.append(line.split(" | ")[3])
-print(len(wide), "of", len(lines), "commits touched more than 3 files")
-wide
-"""
 
 
 async def test_the_seed_question_in_one_program(host: Host, tmp_path: Path) -> None:
