@@ -1,4 +1,4 @@
-"""The wrong-token throttle of ``harness run`` (:mod:`harness.mcp.http.auth`), on its own clock.
+"""The wrong-token throttle of ``harness run`` (:mod:`harness.mcp.auth`), on its own clock.
 
 The HTTP behaviour (401, then 429 with Retry-After, per address, shared by /mcp and the
 console) is tested against a real server in ``tests/web/test_token.py``.
@@ -6,7 +6,7 @@ console) is tested against a real server in ``tests/web/test_token.py``.
 
 from __future__ import annotations
 
-from harness.mcp.http.auth import TokenThrottle, bearer_token, client_key
+from harness.mcp.auth import TokenThrottle, bearer_token, client_key
 
 
 class Clock:

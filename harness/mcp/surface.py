@@ -40,9 +40,9 @@ from ..tools.calls import ToolCall
 from ..tools.service import ToolsService
 from . import problems
 from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
+from .auth import TokenThrottle
 from .catalog import Catalog
 from .hosts import check_bind
-from .http.auth import TokenThrottle
 from .http.fast_path import FastCalls, sdk_mirrored
 from .http.limits import HttpLimits
 from .http.transport import serve_app, streamable_app
@@ -266,7 +266,7 @@ class McpSurface:
 
         ``wrap``, when given, turns the MCP app into the app served (the web console
         mounts itself this way, beside ``/mcp``, sharing ``throttle``: the wrong tokens
-        counted per client address, :mod:`.http.auth`).
+        counted per client address, :mod:`.auth`).
         """
         check_bind(host, token)
         limits = limits or HttpLimits()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..mcp.http.auth import TokenThrottle
+from ..mcp.auth import TokenThrottle
 from .console import WebConsole
 from .routes import build_app
 from .security import WebGate

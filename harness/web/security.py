@@ -37,8 +37,8 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 
+from ..mcp.auth import TokenThrottle, bearer_token, client_key, same_token, too_many
 from ..mcp.hosts import allowed_hosts
-from ..mcp.http.auth import TokenThrottle, bearer_token, client_key, same_token, too_many
 
 COOKIE = "harness_console"
 MAX_BODY = 1024 * 1024
@@ -153,7 +153,7 @@ class WebGate:
 
         The cookie (an HMAC of the token) is checked even while the address is locked out:
         it cannot be guessed, so the pages already open keep working. The token itself, as
-        ``Bearer`` or ``?token=``, goes through the throttle (:mod:`harness.mcp.http.auth`).
+        ``Bearer`` or ``?token=``, goes through the throttle (:mod:`harness.mcp.auth`).
         """
         assert self.token is not None
         assert self.cookie is not None

@@ -2,7 +2,7 @@
 
 Requests must name an allowed host (:func:`~harness.mcp.hosts.allowed_hosts`), else 421; the
 Origin must be one of them; with a token, ``Authorization: Bearer`` is required (401; 429 for
-an address that sent too many wrong ones, :mod:`.auth`). The
+an address that sent too many wrong ones, :mod:`..auth`). The
 limits of :class:`~harness.mcp.http.limits.HttpLimits` shed slow and flooding clients.
 """
 
@@ -17,8 +17,8 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ...errors import HarnessError
+from ..auth import TokenThrottle, bearer_token, client_key, too_many
 from ..hosts import allowed_hosts, check_bind, url_host
-from .auth import TokenThrottle, bearer_token, client_key, too_many
 from .joined_writes import joined_writes_protocol
 from .limits import (
     BodyTimeout,
@@ -119,7 +119,7 @@ async def serve_app(
 
 class BearerGate:
     """ASGI middleware: HTTP requests need ``Authorization: Bearer <token>`` (the scheme in
-    any case), else 401; an address past its wrong tokens gets 429 (:mod:`.auth`)."""
+    any case), else 401; an address past its wrong tokens gets 429 (:mod:`..auth`)."""
 
     def __init__(self, app: Any, token: str, throttle: TokenThrottle | None = None) -> None:
         self.app = app

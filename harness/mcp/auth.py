@@ -2,13 +2,15 @@
 
 Shared by the MCP endpoint (:class:`~harness.mcp.http.transport.BearerGate`) and the web
 console's gate, which take one :class:`TokenThrottle` between them, so a client cannot guess
-twice as fast by alternating the two.
+twice as fast by alternating the two. Standard library only, like :mod:`.hosts`: the console
+uses these two modules of MCP and nothing else.
 
 The throttle counts, per client address (an IPv6 address by its /64 network, which one
 machine usually holds whole), the requests that presented a wrong token. The first
-:data:`FREE_FAILURES` cost nothing; each one after them locks the address out for 60 s,
-doubling per further failure up to 15 minutes, during which its token attempts are answered
-429 with ``Retry-After`` without being checked (a right guess would otherwise show). An
+:data:`FREE_FAILURES` are answered 401, and the last of them locks the address out for 60 s;
+each further wrong token (checked once a lock ends) doubles the lock, up to 15 minutes.
+While locked, the address's token attempts are answered 429 with ``Retry-After`` without
+being checked (a right guess would otherwise show). An
 address is forgotten an hour after its last failure; at most :data:`MAX_ADDRESSES` are
 remembered (the longest quiet go first). A request with no credentials at all is no guess and
 is not counted.
