@@ -29,9 +29,9 @@ import anyio.lowlevel
 import httpx2
 
 from harness import Host
-from harness.chromium import CHROMIUM, FLAGS
 from harness.mcp import McpSurface
 from harness.web import WebConsole, console_app
+from tests.chromium import CHROMIUM, FLAGS
 
 EVENTS = 2000
 PAGES = (1, 10, 50)

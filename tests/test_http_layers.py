@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
-from harness.http_limits import BodyTimeout
-from harness.http_writes import JoinedWrites
+from harness.mcp.http.joined_writes import JoinedWrites
+from harness.mcp.http.limits import BodyTimeout
 
 pytestmark = pytest.mark.anyio
 SCOPE = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}

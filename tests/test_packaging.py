@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +35,10 @@ def test_wheel_install_then_init_and_run_in_an_empty_folder(tmp_path: Path) -> N
     )
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("cordis_harness-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert "harness/cli/starter_files.py" in names
+    assert [name for name in names if "chromium" in name] == []  # test support stays out
     venv = tmp_path / "venv"
     made = _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
     assert made.returncode == 0, made.stderr

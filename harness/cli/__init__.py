@@ -1,5 +1,5 @@
 """The ``harness`` command line: thin, it parses, calls :class:`~harness.host.Host` or
-:mod:`harness.serving`, prints. One module per group of commands; each loads what it uses
+:mod:`harness.cli.serve_host`, prints. One module per group of commands; each loads what it uses
 when it runs (``tools --json`` never loads the MCP SDK, the web console, the agent or rich).
 
 Exit codes: 0 success; 1 a failed check or a failed tool call; 2 a usage error or a config

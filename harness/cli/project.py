@@ -19,7 +19,7 @@ def init(folder: Path, debug: bool) -> None:
 
     Existing files are never overwritten.
     """
-    from ..starter import init_project
+    from .starter_files import init_project
 
     try:
         report = init_project(folder)

@@ -1,4 +1,4 @@
-"""``harness run`` and ``harness mcp``: serve the tools until Ctrl-C (:mod:`harness.serving`)."""
+"""``harness run`` and ``harness mcp``: serve the tools until Ctrl-C (:mod:`.serve_host`)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def run(
     """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
     import anyio
 
-    from ..serving import Serving, serve
+    from .serve_host import Serving, serve
 
     options = options_of(ctx, **shared)
     serving = Serving(transport, bind, port, token, web=not no_web, allow_hosts=allow_hosts)
@@ -82,7 +82,7 @@ def mcp_command(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
     """Serve the tools over MCP on stdin/stdout (for MCP client configs)."""
     import anyio
 
-    from ..serving import Serving, serve
+    from .serve_host import Serving, serve
 
     options = options_of(ctx, **shared)
     host = options.host(watch=not no_watch)

@@ -1,4 +1,4 @@
-"""``harness chat`` and ``harness sessions``: the agent from the terminal (:mod:`harness.chat`)."""
+"""``harness chat`` and ``harness sessions``: the agent from the terminal (:mod:`.chat`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def chat(
     **shared: Any,
 ) -> None:
     """Talk to the configured model, which calls the tools (Ctrl-C cancels a turn)."""
-    from ..chat import run_chat
+    from .chat import run_chat
 
     sys.exit(run_chat(options_of(ctx, **shared), message, session_id, yes, not no_watch))
 
@@ -40,7 +40,7 @@ def sessions(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
     """List the agent's sessions; `sessions show ID` prints one."""
     ctx.obj = options_of(ctx, **shared)
     if ctx.invoked_subcommand is None:
-        from ..chat import list_sessions
+        from .chat import list_sessions
 
         list_sessions(ctx.obj, as_json)
 
@@ -51,6 +51,6 @@ def sessions(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
 @click.pass_context
 def sessions_show(ctx: click.Context, /, session_id: str, as_json: bool) -> None:
     """Print the events of session ID."""
-    from ..chat import show_session
+    from .chat import show_session
 
     show_session(ctx.obj, session_id, as_json)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -67,9 +68,7 @@ class GatewayConfig(pydantic.BaseModel):
                 + ("both" if self.command else "neither")
             )
         if self.url is not None:
-            parts = urlsplit(self.url)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise ValueError(f"url {self.url!r} must be http:// or https:// with a host")
+            _check_url(self.url)
             stray = [key for key in ("args", "env", "cwd") if getattr(self, key)]
             if stray:
                 raise ValueError(f"{', '.join(stray)} only apply to command (stdio) servers")
@@ -85,3 +84,22 @@ class GatewayConfig(pydantic.BaseModel):
     def transport(self) -> Literal["stdio", "http"]:
         """``stdio`` or ``http``."""
         return "stdio" if self.command is not None else "http"
+
+
+_HOST = re.compile(r"^[A-Za-z0-9._~%-]+$|^[0-9A-Fa-f:.]+$")
+
+
+def _check_url(url: str) -> None:
+    """Refuse, with the config, a URL no request could use (retrying would not fix it)."""
+    shape = "give http://host[:port]/path or https://host[:port]/path"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"url {url!r} is malformed ({exc}); {shape}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"url {url!r} must be http:// or https:// with a host; {shape}")
+    if any(char.isspace() for char in url) or not _HOST.match(parts.hostname):
+        raise ValueError(f"url {url!r} has an invalid host {parts.hostname!r}; {shape}")
+    if port == 0:
+        raise ValueError(f"url {url!r} has port 0; {shape}")

@@ -8,6 +8,10 @@ is restarted after ``restart_delay`` seconds, doubling per failure up to
 ``max_restart_delay``; a connection that stayed up that long resets the delay. A restart
 attempt connects on the side, so the entry shows ``failed`` (and why) until one succeeds;
 each failed attempt updates the entry's error and emits ``mcp-client/retry (id, message)``.
+
+A config that cannot work whatever happens (a ``cwd`` that is not a folder, a command that is
+not installed; a malformed URL is refused with the config) fails the entry with what to do
+and is not retried (:mod:`.preflight`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ..fiber import Fiber, FiberState
 from .config import GatewayConfig
 from .mount import Mount
 from .names import default_prefix
+from .preflight import static_problem
 from .upstream import Connection
 
 name = "mcp-client"
@@ -66,6 +71,10 @@ async def apply(ctx: Context, config: GatewayConfig) -> None:
         state.config, state.attempts, state.crashed = config, 0, None
     state.generation += 1
     label = _label(fiber.name, config)
+    static = static_problem(config, ctx.base_dir)
+    if static is not None:  # no restart: only a fix (saved, so hot reload applies it) helps
+        state.attempts, state.crashed, state.adopt = 0, None, None
+        raise PluginError(f"{label}: {static}")
     if state.crashed is not None:
         why, state.crashed = state.crashed, None
         raise PluginError(f"{label}: {why}; {_schedule(fiber, state, config)}")
@@ -119,6 +128,11 @@ def _schedule(fiber: Fiber, state: Supervision, config: GatewayConfig) -> str:
     async def later() -> None:
         await anyio.sleep(delay)
         if not current():
+            return
+        static = static_problem(config, fiber.runtime.base_dir)
+        if static is not None:  # e.g. its folder was deleted meanwhile: stop retrying
+            fiber.error = PluginError(f"{label}: {static}")
+            fiber.logger.warning("%s", fiber.error)
             return
         probe = Connection(config, label, fiber.runtime.base_dir, fiber.logger)
         fiber.runtime.spawn(probe.run)

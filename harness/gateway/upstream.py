@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import shutil
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -36,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from .config import GatewayConfig
+from .preflight import server_cwd, static_problem
 
 ElicitFn = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 LIST_PAGES = 100
@@ -200,14 +200,11 @@ class Connection:
 
     async def _open_stdio(self, stack: AsyncExitStack, config: GatewayConfig) -> tuple[Any, Any]:
         assert config.command is not None
-        cwd = (self.base_dir / config.cwd) if config.cwd else None
-        if cwd is not None and not cwd.is_dir():
-            raise Unavailable(f"cwd {str(cwd)!r} is not a folder")
+        static = static_problem(config, self.base_dir)
+        if static is not None:
+            raise Unavailable(static)
+        cwd = server_cwd(config, self.base_dir)
         command = config.command
-        if os.sep not in command and shutil.which(command, path=_path_of(config)) is None:
-            raise Unavailable(
-                f"command {command!r} was not found on PATH; install it or give its full path"
-            )
         params = StdioServerParameters(
             command=command, args=config.args, env=config.env or None, cwd=cwd
         )
@@ -386,10 +383,6 @@ def _read_lines(
     finally:
         os.close(fd)
         done.set()
-
-
-def _path_of(config: GatewayConfig) -> str | None:
-    return config.env.get("PATH") or os.environ.get("PATH")
 
 
 def _transport_error(exc: BaseException) -> str:

@@ -3,7 +3,8 @@
 One concept per module: :mod:`.surface` (the server and its notifications), :mod:`.catalog`
 (the registry in MCP's format and its revision), :mod:`.approval` (elicitation and the sealed
 ``requestState``), :mod:`.results` (tool results as MCP content), :mod:`.hosts` (bind and
-``Host`` checks, standard library only) and :mod:`.http` (the streamable HTTP transport).
+``Host`` checks, standard library only) and :mod:`.http` (streamable HTTP: the transport, its
+limits and the fast path).
 
 Names are re-exported lazily, so ``from harness.mcp import check_bind`` does not load the SDK.
 """
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from .approval import APPROVAL_KEY, McpApproval
     from .catalog import Catalog
     from .hosts import allowed_hosts, check_bind, is_loopback, machine_names
-    from .http import BearerGate
+    from .http.transport import BearerGate
     from .results import to_mcp_result
     from .surface import McpSurface, connection_of
 
@@ -30,7 +31,7 @@ _HOMES = {
     "check_bind": "hosts",
     "is_loopback": "hosts",
     "machine_names": "hosts",
-    "BearerGate": "http",
+    "BearerGate": "http.transport",
     "to_mcp_result": "results",
     "McpSurface": "surface",
     "connection_of": "surface",

@@ -19,7 +19,7 @@ Elicit = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 class CallParams(Protocol):
     """What a ``tools/call`` is asked with: the SDK's ``CallToolRequestParams``, or the fast
-    path's plain params (:mod:`.fast`)."""
+    path's plain params (:mod:`.http.fast_path`)."""
 
     @property
     def name(self) -> str: ...

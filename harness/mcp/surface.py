@@ -34,7 +34,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .. import __version__
 from ..context import Context
 from ..errors import HarnessError
-from ..http_limits import HttpLimits
 from ..service import unwrap
 from ..tools.approval import CallSeal
 from ..tools.calls import ToolCall
@@ -42,9 +41,10 @@ from ..tools.service import ToolsService
 from . import problems
 from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
 from .catalog import Catalog
-from .fast import FastCalls
 from .hosts import check_bind
-from .http import serve_app, streamable_app
+from .http.fast_path import FastCalls
+from .http.limits import HttpLimits
+from .http.transport import serve_app, streamable_app
 from .results import to_mcp_result
 
 _log = logging.getLogger("harness.mcp")
@@ -159,7 +159,7 @@ class McpSurface:
         capabilities: types.ClientCapabilities | None,
         elicit: Elicit | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """One ``tools/call``: the SDK's handler and the fast path (:mod:`.fast`) both run
+        """One ``tools/call``: the SDK's handler and the fast path (:mod:`.http.fast_path`) both run
         this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`)."""
         call = ToolCall(request_id, params.name, params.arguments or {})
         # The client's user decides (elicitation); a plugin's ``approval`` service (the
@@ -219,7 +219,7 @@ class McpSurface:
 
     async def serve_stdio(self, wire: BinaryIO | None = None) -> None:
         """Serve over stdin and stdout (or the binary file ``wire``, see
-        :func:`harness.serving.protocol_stdout`) until the client disconnects."""
+        :func:`harness.cli.serve_host.protocol_stdout`) until the client disconnects."""
         from mcp.server.stdio import stdio_server
 
         stdout = None
@@ -237,8 +237,9 @@ class McpSurface:
         limits: HttpLimits | None = None,
         fast: bool = True,
     ) -> Any:
-        """The streamable HTTP app (path ``/mcp``), see :func:`~harness.mcp.http.streamable_app`;
-        with ``fast``, plain 2026-07-28 calls take the fast path (:mod:`.fast`)."""
+        """The streamable HTTP app (path ``/mcp``), see
+        :func:`~harness.mcp.http.transport.streamable_app`; with ``fast``, plain 2026-07-28
+        calls take the fast path (:mod:`.http.fast_path`)."""
         wrap = None
         if fast:
 

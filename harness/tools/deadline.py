@@ -113,7 +113,7 @@ class CancelOnce:
     """One cancellation of a task, made as ``asyncio.timeout`` makes it (``task.cancel()``)
     and undone with ``uncancel()`` once handled, so that anyone else's cancellation of the
     task is never taken for it. Fired at most once: by a deadline here, by a client's
-    disconnect in :mod:`harness.mcp.answer`."""
+    disconnect in :mod:`harness.mcp.http.fast_answer`."""
 
     __slots__ = ("before", "fired", "pending", "task")
 

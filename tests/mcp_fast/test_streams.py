@@ -18,7 +18,7 @@ from mcp.server import _streamable_http_modern
 
 from harness import Host
 from harness.mcp import APPROVAL_KEY, McpSurface
-from harness.mcp import answer as answer_module
+from harness.mcp.http import fast_answer as answer_module
 
 from .twin import ACCEPT, ADD, META, Gate, Twin, both, call, fast_layer, headers, post
 

@@ -16,10 +16,10 @@ import httpx2
 import mcp_types as types
 
 from harness import Host, define_tool
-from harness.http_limits import HttpLimits
 from harness.mcp import McpSurface
-from harness.mcp.fast import FastCalls
-from harness.mcp.http import serve_app
+from harness.mcp.http.fast_path import FastCalls
+from harness.mcp.http.limits import HttpLimits
+from harness.mcp.http.transport import serve_app
 from harness.tools.define import ToolDefinition
 
 from ..helpers import ALL_ON

@@ -14,9 +14,10 @@ from mcp import Client
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from harness import Host, http_limits
-from harness.http_limits import HttpLimits
+from harness import Host
 from harness.mcp import McpSurface
+from harness.mcp.http import limits
+from harness.mcp.http.limits import HttpLimits
 
 pytestmark = pytest.mark.anyio
 LIMITS = HttpLimits(header_timeout=1.0, body_timeout=1.0, idle_session=600, sessions_per_client=3)
@@ -35,9 +36,9 @@ async def url(
     monkeypatch: pytest.MonkeyPatch,
 ) -> AsyncIterator[str]:
     if request.param == "h11":  # the parser harness serves with when httptools is missing
-        monkeypatch.setattr(http_limits, "fastest_protocol", lambda: H11Protocol)
+        monkeypatch.setattr(limits, "fastest_protocol", lambda: H11Protocol)
     else:
-        assert http_limits.fastest_protocol() is HttpToolsProtocol
+        assert limits.fastest_protocol() is HttpToolsProtocol
     async with Host(config) as host:
         surface = McpSurface(host.ctx)
         surface.attach()

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.chromium import CHROMIUM, FLAGS
-
+from ..chromium import CHROMIUM, FLAGS
 from ..helpers import HARNESS, TEMPLATE
 
 ROOT = Path(__file__).resolve().parents[2]

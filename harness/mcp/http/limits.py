@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .tools.deadline import run_with_deadline
+from ...tools.deadline import run_with_deadline
 
 
 @dataclass(frozen=True, slots=True)

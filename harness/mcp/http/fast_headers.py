@@ -1,4 +1,4 @@
-"""The headers of a request the fast path (:mod:`.fast`) may answer: those the SDK's
+"""The headers of a request the fast path (:mod:`.fast_path`) may answer: those the SDK's
 streamable HTTP transport would let through to dispatch, unchanged.
 
 The SDK checks a 2026-07-28 POST's ``Content-Type`` (``application/json``, else 400), its

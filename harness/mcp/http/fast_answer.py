@@ -1,4 +1,4 @@
-"""How the fast path (:mod:`.fast`) answers one call, on asyncio, as the SDK's transport does.
+"""How the fast path (:mod:`.fast_path`) answers one call, on asyncio, as the SDK's transport does.
 
 The SDK runs each 2026-07-28 request beside a task that watches for the client leaving, and
 answers with JSON when the call ends within :data:`PING_INTERVAL` seconds; a call still
@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from ..tools.deadline import CancelOnce, suspended
+from ...tools.deadline import CancelOnce, suspended
 
 PING_INTERVAL = 15.0
 """Seconds a call may run before the answer becomes an SSE stream with pings (as the SDK)."""

@@ -11,9 +11,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent
 
 
 @dataclass

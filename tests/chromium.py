@@ -1,7 +1,8 @@
 """Debian's Chromium, headless: where it is and the flags it is launched with.
 
 Shared by the browser tests (``tests/web``) and the web benchmark (``bench/web.py``), which
-drive the web console through Playwright with this browser (never a downloaded one).
+drive the web console through Playwright with this browser (never a downloaded one). It is
+test support, so it lives here, outside the wheel.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Requests must name an allowed host (:func:`~harness.mcp.hosts.allowed_hosts`), else 421; the
 Origin must be one of them; with a token, ``Authorization: Bearer`` is required (401). The
-limits of :class:`~harness.http_limits.HttpLimits` shed slow and flooding clients.
+limits of :class:`~harness.mcp.http.limits.HttpLimits` shed slow and flooding clients.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import anyio
 from mcp.server.lowlevel.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
-from ..errors import HarnessError
-from ..http_limits import (
+from ...errors import HarnessError
+from ..hosts import allowed_hosts, check_bind, url_host
+from .joined_writes import joined_writes_protocol
+from .limits import (
     BodyTimeout,
     HttpLimits,
     SessionsPerClient,
     fastest_protocol,
     header_timeout_protocol,
 )
-from ..http_writes import joined_writes_protocol
-from .hosts import allowed_hosts, check_bind, url_host
 
 
 def streamable_app(
@@ -39,7 +39,7 @@ def streamable_app(
     """The streamable HTTP app of ``server`` (path ``/mcp``), Origin-checked, token-gated
     when ``token`` is set, with the body timeout, idle-session bound and per-client session
     count of ``limits``. ``fast(app, allowed_hosts)``, when given, wraps the SDK's app in a
-    layer that answers some requests itself (:class:`~harness.mcp.fast.FastCalls`)."""
+    layer that answers some requests itself (:class:`~harness.mcp.http.fast_path.FastCalls`)."""
     limits = limits or HttpLimits()
     hosts = allowed_hosts(host, allow_hosts)
     security = TransportSecuritySettings(

@@ -26,10 +26,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .errors import HarnessError
-from .host import Host
-from .loader.config import read_config
-from .tools.approval import show_args, visible
+from ..errors import HarnessError
+from ..host import Host
+from ..loader.config import read_config
+from ..tools.approval import show_args, visible
 
 CHOICES = {
     "o": "allow_once",
@@ -326,7 +326,7 @@ def run_chat(
 
 
 def _store(options: Options) -> Any:
-    from .agent.log import SessionStore
+    from ..agent.log import SessionStore
 
     loaded = read_config(
         options.config_path, [Path(p) for p in options.patches], options.overrides, lenient=True
@@ -345,7 +345,7 @@ def _store(options: Options) -> Any:
 
 def list_sessions(options: Options, as_json: bool) -> None:
     """``harness sessions``."""
-    from .agent.service import summary
+    from ..agent.service import summary
 
     store = _store(options)
     listed = [summary(i, store.load(i)[0]) for i in store.ids()]

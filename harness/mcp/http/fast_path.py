@@ -12,7 +12,7 @@ an ``Mcp-Param`` header check, a progress token, a log-level opt-in, a tracer in
 another event loop than asyncio — goes to the SDK's app untouched, body included, so this
 layer only ever changes how fast an answer comes.
 
-The answer (:mod:`.answer`) is the SDK's too: JSON, or an SSE stream with keep-alive pings
+The answer (:mod:`.fast_answer`) is the SDK's too: JSON, or an SSE stream with keep-alive pings
 for a call still running after 15 s, and a client that disconnects cancels its call.
 """
 
@@ -32,11 +32,11 @@ from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY
 from mcp_types import methods as _methods
 from pydantic import ValidationError
 
-from ..tools.deadline import running_loop
-from .answer import answer
-from .approval import CallParams, Elicit
-from .catalog import Catalog
-from .headers import HeaderChecks
+from ...tools.deadline import running_loop
+from ..approval import CallParams, Elicit
+from ..catalog import Catalog
+from .fast_answer import answer
+from .fast_headers import HeaderChecks
 
 _log = logging.getLogger("harness.mcp")
 _runner_log = logging.getLogger("mcp.server.runner")  # where the SDK logs a bad result

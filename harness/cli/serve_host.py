@@ -18,9 +18,9 @@ from typing import Any, BinaryIO
 import anyio
 from rich.console import Console
 
-from .cli.problems import report_problems
-from .cli.tables import status_table
-from .host import Host
+from ..host import Host
+from .problems import report_problems
+from .tables import status_table
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Serving:
 
 async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> None:
     """Enter ``host`` and serve it until a signal (or, on stdio, until the client leaves)."""
-    from .mcp import check_bind  # the MCP SDK loads only for serving
+    from ..mcp import check_bind  # the MCP SDK loads only for serving
 
     if serving.transport == "http":
         check_bind(serving.bind, serving.token)  # before loading anything
@@ -57,7 +57,7 @@ async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> No
 async def _serve(
     host: Host, serving: Serving, table: bool, err: Console, wire: BinaryIO | None
 ) -> None:
-    from .mcp import McpSurface
+    from ..mcp import McpSurface
 
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with host:
@@ -69,7 +69,7 @@ async def _serve(
             report_problems(host.problems(), live=host.watch)
             console = None
             if serving.transport == "http" and serving.web:
-                from .web import WebConsole, console_app
+                from ..web import WebConsole, console_app
 
                 console = WebConsole(host)
                 console.attach()  # before MCP's: approvals from the page are asked there
