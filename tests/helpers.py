@@ -36,6 +36,21 @@ def project_copy(folder: Path) -> Path:
     return folder / "cordis.yml"
 
 
+def copy_of_checkout(target: Path) -> Path:
+    """The files of this checkout git knows of (tracked, or new and not ignored)."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+    )
+    for name in listed.stdout.decode().split("\0"):
+        source = ROOT / name
+        if name and source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
 def write(path: Path, text: str) -> Path:
     """Write dedented ``text`` to ``path`` (parents created)."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .helpers import ROOT, TEMPLATE
+from .helpers import ROOT, TEMPLATE, copy_of_checkout
 
 PROVIDER_KEYS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY")
 NODES = [
@@ -28,21 +28,6 @@ NODES = [
     "tests/security/test_json_values.py::test_mcp_client_gets_an_error_not_a_broken_result",
 ]
 """Tests that failed in such a clone while the suite read its ``cordis.yml``."""
-
-
-def copy_of_checkout(target: Path) -> Path:
-    """The files of this checkout git knows of (tracked, or new and not ignored)."""
-    listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        capture_output=True,
-        check=True,
-    )
-    for name in listed.stdout.decode().split("\0"):
-        source = ROOT / name
-        if name and source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    return target
 
 
 def environment(clone: Path) -> dict[str, str]:
