@@ -19,6 +19,7 @@ replayed or edited token approves nothing.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import unicodedata
@@ -40,6 +41,7 @@ __all__ = [
     "SealError",
     "call_key",
     "decide",
+    "inherited",
     "interpret",
     "prompt",
     "show_args",
@@ -66,6 +68,12 @@ class Denied:
 
 
 ApprovalAnswer = Approved | Denied | Pending | bool
+
+inherited: contextvars.ContextVar[Any] = contextvars.ContextVar("harness_approval", default=None)
+"""The approver a surface passed to the call now running (``execute(call, approval=...)``).
+
+A call made from inside another one (a ``run_code`` program's) asks the same person as the
+call it runs in: an MCP client's user, say, rather than the ``approval`` service."""
 
 
 @runtime_checkable

@@ -1,11 +1,19 @@
-"""JSON means JSON: no NaN or ±Infinity, no lone surrogates, in arguments and in results.
+"""JSON means JSON, in arguments and in results: the one place a value is judged.
 
-Python's ``json`` reads ``NaN`` and ``Infinity`` literals (and ``1e400`` as infinity) and
-writes them back out, and a ``str`` may hold a lone surrogate that no UTF-8 encoder accepts.
-Neither is JSON, and both break a client downstream (``--json`` output that is not JSON, an
-MCP client rejecting ``structuredContent``). :func:`loads` refuses such text and
-:func:`problem` finds such a value anywhere in a structure, iteratively (no recursion limit
-for a deeply nested value to hit).
+A JSON value is None, a bool, an int, a finite float, a str of valid Unicode, a list (or
+tuple) of JSON values, or a dict with str keys and JSON values. Nothing else passes: not a
+function, a ``set``, ``object()``, ``{1: "x"}``, NaN or ±Infinity, a lone surrogate, or a
+structure that contains itself. Python's ``json`` reads ``NaN`` and ``Infinity`` literals
+(and ``1e400`` as infinity) and writes them back out, and a ``str`` may hold a lone surrogate
+that no UTF-8 encoder accepts; such values break a client downstream (``--json`` output that
+is not JSON, an MCP client rejecting ``structuredContent``).
+
+:func:`is_json` is the yes/no every call asks (a flat object of scalars, the usual arguments,
+is judged in one pass); :func:`problem` says what is wrong and where (``$.a[2]``), walked
+only when the answer is no. Both are iterative (no recursion limit for a deep value to hit)
+and bounded: :data:`MAX_DEPTH` levels (a structure that contains itself is infinitely deep)
+and ``limit`` items (a value bigger than that is not judged further). :func:`loads` refuses
+text that is not JSON.
 """
 
 from __future__ import annotations
@@ -13,6 +21,13 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+
+MAX_DEPTH = 1000
+"""Containers that may nest; deeper (or a structure containing itself) is not JSON here."""
+LIMIT = 10_000_000
+"""Items walked at most; what lies beyond is not judged."""
+
+_isfinite = math.isfinite
 
 
 class NotJson(ValueError):
@@ -39,80 +54,76 @@ def loads(text: str | bytes) -> Any:
     return value
 
 
-def problem(value: Any, limit: int = 10_000_000) -> str | None:
-    """What makes ``value`` not JSON, with its path (``$.a[2]``), or None when it is fine.
-
-    Only floats and strings are judged; other types are the schema's business. ``limit``
-    bounds the number of items walked (a value bigger than that is not judged further).
-    """
-    if _fine(value, limit):  # every call asks: walk without building paths first
-        return None
-    stack: list[tuple[str, Any]] = [("$", value)]
-    walked = 0
-    while stack and walked < limit:
-        path, item = stack.pop()
-        walked += 1
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                return f"{path} is {item!r}, which JSON cannot represent (use a finite number)"
-        elif isinstance(item, str):
-            if _has_surrogate(item):
-                return f"{path} contains a lone surrogate, which is not valid Unicode text"
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                if isinstance(key, str) and _has_surrogate(key):
-                    return f"a key of {path} contains a lone surrogate"
-                stack.append((f"{path}.{key}", child))
-        elif isinstance(item, list | tuple):
-            stack.extend((f"{path}[{index}]", child) for index, child in enumerate(item))
-    return None
-
-
-def _fine(value: Any, limit: int) -> bool:
-    """:func:`problem` finds nothing: the same walk, in the same order, without paths."""
+def is_json(value: Any, limit: int = LIMIT) -> bool:
+    """Whether ``value`` is a JSON value (see the module); the check every call makes."""
     kind = type(value)
     if kind is int or kind is bool or value is None:
         return True
     if kind is float:
-        return math.isfinite(value)
-    stack = [value]
-    walked = 0
+        return _isfinite(value)
+    if kind is str:
+        return value.isascii() or not _has_surrogate(value)
     if kind is dict and len(value) < limit:  # the usual arguments: a flat object of scalars
-        stack.clear()
-        walked = 1
         for key, child in value.items():
-            if isinstance(key, str) and _has_surrogate(key):
-                return False
+            if type(key) is not str or (not key.isascii() and _has_surrogate(key)):
+                return problem(value, limit) is None
             sort = type(child)
             if sort is int or sort is bool or child is None:
-                walked += 1
-            elif sort is float:
-                walked += 1
-                if not math.isfinite(child):
+                continue
+            if sort is float:
+                if not _isfinite(child):
                     return False
-            elif sort is str:
-                walked += 1
-                if not child.isascii() and _has_surrogate(child):
-                    return False
-            else:
-                stack.append(child)
+            elif sort is not str or (not child.isascii() and _has_surrogate(child)):
+                return problem(value, limit) is None  # nested, or not JSON: the full walk
+        return True
+    return _walk(value, limit, paths=False) is None
+
+
+def problem(value: Any, limit: int = LIMIT) -> str | None:
+    """What makes ``value`` not JSON, with its path (``$.a[2]``), or None when it is fine."""
+    return _walk(value, limit, paths=True)
+
+
+def _walk(value: Any, limit: int, paths: bool) -> str | None:
+    """The first thing that is not JSON, depth first; with ``paths``, said with its path
+    (else any non-None string)."""
+    stack: list[tuple[str, int, Any]] = [("$", 0, value)]
+    walked = 0
     while stack and walked < limit:
-        item = stack.pop()
+        path, depth, item = stack.pop()
         walked += 1
+        if item is None or isinstance(item, bool | int):
+            continue
         if isinstance(item, float):
-            if not math.isfinite(item):
-                return False
+            if not _isfinite(item):
+                return f"{path} is {item!r}, which JSON cannot represent (use a finite number)"
         elif isinstance(item, str):
             if _has_surrogate(item):
-                return False
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                if isinstance(key, str) and _has_surrogate(key):
-                    return False
-                stack.append(child)
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return True
+                return f"{path} contains a lone surrogate, which is not valid Unicode text"
+        elif isinstance(item, dict | list | tuple):
+            if depth >= MAX_DEPTH:
+                return (
+                    f"{path} is nested too deeply (more than {MAX_DEPTH} levels, or it "
+                    "contains itself)"
+                )
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if not isinstance(key, str):
+                        return f"{path} has the key {key!r}, which is not a string (JSON keys are)"
+                    if _has_surrogate(key):
+                        return f"a key of {path} contains a lone surrogate"
+                    stack.append((f"{path}.{key}" if paths else "", depth + 1, child))
+            else:
+                stack.extend(
+                    (f"{path}[{index}]" if paths else "", depth + 1, child)
+                    for index, child in enumerate(item)
+                )
+        else:
+            return (
+                f"{path} is a {type(item).__name__}, which is not JSON (use null, booleans, "
+                "numbers, strings, lists and objects)"
+            )
+    return None
 
 
 def _has_surrogate(text: str) -> bool:

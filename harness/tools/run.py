@@ -24,6 +24,7 @@ from . import jsonvalue
 from .calls import ToolCall, ToolResult
 from .deadline import start, suspended
 from .define import OutputMismatch, ToolDefinition, unchecked
+from .jsonvalue import is_json
 from .render import RenderError, render
 
 _log = logging.getLogger("harness.tools")
@@ -52,20 +53,13 @@ def run(
     """The bound body; None when the acceptor vouched for the arguments (``execute(args)``)."""
     if not (accepts is not None and type(args) is dict and tool.is_async and accepts(args)):
         try:
-            if type(args) is dict:
-                if not _plain(args):
-                    bad = jsonvalue.problem(args)
-                    if bad is not None:
-                        raise ToolArgsError(f"arguments are not valid JSON: {bad}")
-            elif isinstance(args, str | bytes):
+            if isinstance(args, str | bytes):
                 try:
                     args = jsonvalue.loads(args)
                 except jsonvalue.NotJson as exc:
                     raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
-            else:
-                bad = jsonvalue.problem(args)
-                if bad is not None:
-                    raise ToolArgsError(f"arguments are not valid JSON: {bad}")
+            elif not is_json(args):
+                raise ToolArgsError(f"arguments are not valid JSON: {jsonvalue.problem(args)}")
             body = tool.bind(args)
         except ToolArgsError as exc:
             return _invalid_args(call, exc)
@@ -126,10 +120,13 @@ def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
             if text is not None:
                 block = {"type": "text", "text": text}
                 return ToolResult(call.id, call.name, canonical, [block])
-        bad = jsonvalue.problem(canonical)
-        if bad is not None:
-            raise OutputMismatch(f"the result is not valid JSON: {bad}")
+        if not is_json(canonical):
+            raise OutputMismatch(f"the result is not valid JSON: {jsonvalue.problem(canonical)}")
         content = render(tool.render, canonical)
+        if tool.render is not None and not is_json(content):
+            raise RenderError(
+                f"render returned blocks that are not JSON: {jsonvalue.problem(content)}"
+            )
     except (OutputMismatch, RenderError) as exc:
         _log.warning("tool %r returned invalid output: %s", call.name, exc)
         return ToolResult.failure(
@@ -143,23 +140,6 @@ def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
             raise
         return contained(call, exc)
     return ToolResult(call.id, call.name, canonical, content)
-
-
-def _plain(args: dict[Any, Any]) -> bool:
-    """A flat object of ints, bools, nulls, finite floats and ASCII strings under ASCII keys:
-    JSON for sure, without :func:`jsonvalue.problem`'s walk (False: let it judge)."""
-    for key, child in args.items():
-        kind = type(child)
-        if kind is int or kind is bool or child is None:
-            pass
-        elif kind is float:
-            if not _isfinite(child):
-                return False
-        elif kind is not str or not child.isascii():
-            return False
-        if type(key) is not str or not key.isascii():
-            return False
-    return True
 
 
 def _passes(exc: BaseException) -> bool:

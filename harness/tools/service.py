@@ -29,6 +29,7 @@ import anyio
 from ..service import Service
 from .approval import ApprovalService, Approved, Pending
 from .approval import decide as decide_approval
+from .approval import inherited as inherited_approval
 from .calls import Ask, Deny, ToolCall, ToolResult
 from .config import ToolsConfig
 from .deadline import running_loop
@@ -123,10 +124,10 @@ class ToolsService(ToolRegistry, Service):
         of at most ``max_parallel`` (default: the tools service's ``max_parallel``): a call
         starts when a slot frees up. A call that is not concurrency-safe waits for the running
         ones, runs alone, and then the pool resumes. Each call is classified when its turn to
-        start comes, with validated arguments (a call whose arguments are invalid fails
-        without running and is not classified). Results come back in call order, one per
-        call; if the caller is cancelled, started calls end ``cancelled`` and the calls not
-        started yet are ``cancelled`` without running.
+        start comes (a slot is free), against the registry then, with validated arguments (a
+        call whose arguments are invalid, or whose tool is unknown, runs alone). Results come
+        back in call order, one per call; if the caller is cancelled, started calls end
+        ``cancelled`` and the calls not started yet are ``cancelled`` without running.
         """
         limit = self.config.max_parallel if max_parallel is None else max_parallel
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -180,6 +181,8 @@ class ToolsService(ToolRegistry, Service):
                 f"tools/pre-execute produced {decision!r}; listeners must return 'allow', "
                 "'deny', 'ask', Deny(reason), Ask(reason) or the result of await next()"
             )
+        if approval is None:
+            approval = inherited_approval.get()
         service = approval if approval is not None else self._approval()
         if service is None:
             return ToolResult.failure(
@@ -216,6 +219,17 @@ class ToolsService(ToolRegistry, Service):
             denial = None if decision == "allow" else await self._decide(call, decision, approval)
         if denial is not None:
             return denial
+        if approval is not None:  # calls made inside this one ask the same approver
+            token = inherited_approval.set(approval)
+            try:
+                return await self._stages(call, loop)
+            finally:
+                inherited_approval.reset(token)
+        return await self._stages(call, loop)
+
+    async def _stages(self, call: ToolCall, loop: asyncio.AbstractEventLoop | None) -> ToolResult:
+        """Stages 2 and 3 of a call its pre-execute stage let through."""
+        layers = self._layers
         result: ToolResult
         if "tools/execute" in layers:
             result = await self._bus.waterfall("tools/execute", (call,), partial(self._run, call))

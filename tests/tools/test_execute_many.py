@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from harness import Context, ToolCall, ToolsService, define_tool
@@ -267,3 +268,99 @@ async def test_max_parallel_must_be_a_positive_whole_number(root: Context, bad: 
         "max_parallel must be a whole number of at least 1 (None for the tools service's "
         f"default, 10), got {bad!r}"
     )
+
+
+async def test_a_call_with_invalid_args_runs_alone(root: Context) -> None:
+    """#22.17: its pre-execute stage still runs, so it is not harmless: it runs alone, as a
+    call whose classifier raises does (and so does a call to an unknown tool)."""
+    in_flight: list[str] = []
+    seen: dict[str, list[str]] = {}
+
+    async def slow(args: dict[str, Any]) -> str:
+        for _ in range(20):  # outlives the dispatch of the calls after it, if they start
+            await anyio.lowlevel.checkpoint()
+        return str(args["id"])
+
+    async def pre(call: ToolCall, next: Any) -> Any:
+        seen[call.id] = list(in_flight)
+        in_flight.append(call.id)
+        return await next()
+
+    def done(call: ToolCall, result: Any) -> None:
+        in_flight.remove(call.id)
+
+    root.on("tools/pre-execute", pre)
+    root.on("tools/result", done)
+    read = define_tool(
+        name="read",
+        description="r",
+        parameters={"id": {"type": "string", "required": True}},
+        execute=slow,
+        concurrency_safe=True,
+    )
+    await root.plugin(tool_plugin(read))
+    calls = [
+        ToolCall("a", "read", {"id": "a"}),
+        ToolCall("bad", "read", {"id": 7}),
+        ToolCall("b", "read", {"id": "b"}),
+        ToolCall("ghost", "no_such_tool", {}),
+        ToolCall("c", "read", {"id": "c"}),
+    ]
+    results = await root.tools.execute_many(calls, max_parallel=5)
+    assert [r.code for r in results] == [None, "invalid_args", None, "unknown_tool", None]
+    assert seen == {"a": [], "bad": [], "b": [], "ghost": [], "c": []}
+
+
+async def test_a_call_is_classified_when_its_slot_frees(root: Context) -> None:
+    """#22.18: a result listener that replaces the tool with a non-parallel version is obeyed
+    by the next call, which then waits for the running one and runs alone."""
+    asked: list[str] = []
+    release = anyio.Event()
+    state = {"slow_done": False, "overlap": None}
+
+    async def slow(args: dict[str, Any]) -> str:
+        await release.wait()
+        state["slow_done"] = True
+        return "slow"
+
+    async def quick(args: dict[str, Any]) -> str:
+        await anyio.wait_all_tasks_blocked()  # t1 waits until the dispatch loop waits too
+        if args["id"] == "t2":
+            state["overlap"] = not state["slow_done"]
+        return str(args["id"])
+
+    def version(label: str, safe: bool) -> Any:
+        def classify(args: Any) -> bool:
+            asked.append(f"{label}:{args['id']}")
+            return safe
+
+        return define_tool(
+            name="quick",
+            description="q",
+            parameters={"id": {"type": "string", "required": True}},
+            execute=quick,
+            concurrency_safe=classify,
+        )
+
+    swap: dict[str, Any] = {}
+
+    def on_result(call: ToolCall, result: Any) -> None:
+        if call.id == "t1":  # replace quick with a version that must run alone
+            swap["dispose"]()
+            swap["dispose"] = root.tools.register(version("new", False))
+            release.set()
+
+    root.on("tools/result", on_result)
+    slow_tool = define_tool(name="slow", description="s", execute=slow, concurrency_safe=True)
+    await root.plugin(tool_plugin(slow_tool))
+    swap["dispose"] = root.tools.register(version("old", True))
+    calls = [
+        ToolCall("s", "slow", {}),
+        ToolCall("t1", "quick", {"id": "t1"}),
+        ToolCall("t2", "quick", {"id": "t2"}),
+    ]
+    with anyio.fail_after(10):
+        results = await root.tools.execute_many(calls, max_parallel=2)
+    assert [r.result for r in results] == ["slow", "t1", "t2"]
+    assert asked == ["old:t1", "new:t2"]
+    assert state["overlap"] is False
