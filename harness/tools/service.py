@@ -95,8 +95,8 @@ class ToolsService(ToolRegistry, Service):
             return result
         layers = self._layers
         try:
-            if not layers and not self._gates.closed:
-                # Nobody listens to any stage and no gate is closed: the hot path.
+            if not layers and not self._gates.engaged:
+                # Nobody listens to any stage, no gate is closed, no reload holds: the hot path.
                 ran = run(self._definitions.get(call.name), call, self.config.timeout, loop)
                 result = ran if isinstance(ran, ToolResult) else await ran
             else:
@@ -211,9 +211,11 @@ class ToolsService(ToolRegistry, Service):
         approval: ApprovalService | None,
         loop: asyncio.AbstractEventLoop | None,
     ) -> ToolResult:
-        """The three stages, each skipped outright when nobody listens to it, and the gates."""
+        """The three stages, each skipped outright when nobody listens to it, and the gates
+        (a reload of the call's tool, or of a plugin that checks calls, is waited for)."""
         layers = self._layers
-        denial = self._gates.held(call) if self._gates.closed else None
+        gates = self._gates
+        denial = await gates.admit(call, self.config.reload_wait) if gates.engaged else None
         if denial is None and "tools/pre-execute" in layers:
             decision = await self._bus.waterfall("tools/pre-execute", (call,), _allow)
             denial = None if decision == "allow" else await self._decide(call, decision, approval)
@@ -235,7 +237,10 @@ class ToolsService(ToolRegistry, Service):
             result = await self._bus.waterfall("tools/execute", (call,), partial(self._run, call))
             _check_result(result, "tools/execute")
         else:
-            ran = run(self._definitions.get(call.name), call, self.config.timeout, loop)
+            tool = self._definitions.get(call.name)
+            if tool is None and self._gates.holds:  # its entry began to reload since admission
+                tool = await self._reloaded(call.name)
+            ran = run(tool, call, self.config.timeout, loop)
             result = ran if isinstance(ran, ToolResult) else await ran
         if "tools/post-execute" in layers:
             result = await self._bus.waterfall(
@@ -246,7 +251,10 @@ class ToolsService(ToolRegistry, Service):
 
     async def _run(self, call: ToolCall) -> ToolResult:
         """The innermost ``next`` of ``tools/execute``: validation and the body."""
-        ran = run(self._definitions.get(call.name), call, self.config.timeout, running_loop())
+        tool = self._definitions.get(call.name)
+        if tool is None and self._gates.holds:  # its entry is reloading: wait for it
+            tool = await self._reloaded(call.name)
+        ran = run(tool, call, self.config.timeout, running_loop())
         return ran if isinstance(ran, ToolResult) else await ran
 
 
