@@ -106,6 +106,6 @@ def test_no_cycles_outside_the_core_runtime() -> None:
 def test_the_layer_map_reads_real_imports() -> None:
     """The checks above would pass on an empty graph: make sure they see the arrows."""
     assert "harness.host" in GRAPH["harness.reload"]
-    assert "harness.tools.service" in GRAPH["harness.loader.builtin"]
+    assert "harness.tools.tools_service" in GRAPH["harness.loader.builtin"]
     assert "harness.context" in GRAPH["harness.fiber"]  # the core's own cycle
     assert "harness.fiber" in GRAPH["harness.context"]
