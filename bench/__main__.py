@@ -10,6 +10,7 @@ import anyio
 
 ALL = [
     *("events", "tools", "loader", "reload", "mcp", "mcp_http", "web", "gateway", "agent"),
+    "code",
     "executor",  # last: its Ray cluster would weigh on the others while it runs
 ]
 

@@ -54,6 +54,10 @@ class Fiber:
         self.inject: Mapping[str, bool] = inject
         self.state = FiberState.PENDING
         self.error: BaseException | None = None
+        self.problems: list[str] = []
+        """Problems the running plugin reports about its own entry while it stays active
+        (a tool it could not register, say): ``harness check`` lists them. Cleared at
+        each activation."""
         self.config: Any = None
         self.ctx: Context | None = None
         self.logger = logging.getLogger(f"harness.plugin.{spec.name}")
@@ -179,6 +183,7 @@ class Fiber:
         if self._settled.is_set():
             self._settled = anyio.Event()
         self.error = None
+        self.problems = []
         ctx = self.ctx = Context._for_fiber(self)
         self._set_state(FiberState.LOADING)
         try:

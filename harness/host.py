@@ -153,7 +153,12 @@ class Host:
             if fiber is None or slot.error is not None:
                 continue
             where = slot.plan.entry.where_of("name")
-            if fiber.state is FiberState.FAILED:
+            if fiber.state is FiberState.ACTIVE:
+                found.extend(
+                    Problem.at(where.file, where.line, slot.plan.id, message)
+                    for message in fiber.problems
+                )
+            elif fiber.state is FiberState.FAILED:
                 found.append(self._entries.failure_problem(slot.plan, fiber, slot.resolved))
             elif fiber.state is FiberState.PENDING:
                 missing = fiber.runtime.missing(fiber)

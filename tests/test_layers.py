@@ -1,111 +1,179 @@
-"""The package's layers: imports run only downward, and cycles stay inside the core runtime.
-
-core <- tools, helpers and gateway <- loader and host <- reload <- serving (MCP, the CLI, the rest).
-A module this test does not know yet counts as serving: it may import anything, and
-nothing below may import it.
-"""
+"""The package's layers (:mod:`tests.layers`): each part of harness imports only what it may,
+cycles stay inside the core runtime, and README's layout and the guide's architecture say
+what the tree holds. A copy of the package with one planted upward import per layer shows
+that the checker catches each, by module and arrow."""
 
 from __future__ import annotations
 
-import ast
+import re
+import shutil
+import textwrap
 from pathlib import Path
+
+import pytest
 
 import harness
 
+from .helpers import ROOT
+from .layers import CORE, MAY_IMPORT, Package, cycles, layer_of, problems
+
 PACKAGE = Path(harness.__file__).parent
 
-CORE = {"errors", "events", "runtime", "fiber", "plugin", "context", "service"}
-LAYERS = ["core", "tools", "loader", "reload", "serving"]
 
-
-def layer(module: str) -> str:
-    parts = module.split(".")[1:]
-    if not parts or parts[0] in {"__init__", "__main__"}:
-        return "serving"
-    head = parts[0]
-    if head in CORE:
-        return "core"
-    if head in {"tools", "helpers", "gateway"}:
-        return "tools"
-    if head in {"loader", "host"}:
-        return "loader"
-    if head == "reload":
-        return "reload"
-    return "serving"
-
-
-def module_name(path: Path) -> str:
-    parts = ["harness", *path.relative_to(PACKAGE).with_suffix("").parts]
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def is_module(name: str) -> bool:
-    rel = Path(*name.split(".")[1:])
-    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
-
-
-def imports(path: Path) -> set[str]:
-    """harness modules that ``path`` imports, lazily imported ones included."""
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == "harness")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join([*base, *([node.module] if node.module else [])])
-            elif node.module and node.module.split(".")[0] == "harness":
-                target = node.module
-            else:
-                continue
-            submodules = {f"{target}.{a.name}" for a in node.names}
-            submodules = {sub for sub in submodules if is_module(sub)}
-            found.update(submodules)
-            if len(submodules) < len(node.names):  # names taken from the module itself
-                found.add(target)
-    return {module for module in found if is_module(module) and module != name}
-
-
-GRAPH = {module_name(path): imports(path) for path in PACKAGE.rglob("*.py")}
-
-
-def test_imports_run_only_downward() -> None:
-    upward = [
-        f"{module} ({layer(module)}) imports {target} ({layer(target)})"
-        for module, targets in sorted(GRAPH.items())
-        for target in sorted(targets)
-        if LAYERS.index(layer(target)) > LAYERS.index(layer(module))
-    ]
-    assert upward == []
+def test_every_module_imports_only_what_its_layer_may() -> None:
+    assert problems(PACKAGE) == []
 
 
 def test_no_cycles_outside_the_core_runtime() -> None:
-    def reaches(start: str, goal: str) -> bool:
-        seen, stack = set(), [start]
-        while stack:
-            module = stack.pop()
-            if module == goal:
-                return True
-            if module not in seen:
-                seen.add(module)
-                stack.extend(GRAPH.get(module, ()))
-        return False
-
-    cycles = [
-        f"{module} <-> {target}"
-        for module, targets in sorted(GRAPH.items())
-        for target in sorted(targets)
-        if not (layer(module) == layer(target) == "core") and reaches(target, module)
-    ]
-    assert cycles == []
+    assert cycles(PACKAGE) == []
 
 
-def test_the_layer_map_reads_real_imports() -> None:
-    """The checks above would pass on an empty graph: make sure they see the arrows."""
-    assert "harness.host" in GRAPH["harness.reload"]
-    assert "harness.tools.tools_service" in GRAPH["harness.loader.builtin"]
-    assert "harness.context" in GRAPH["harness.fiber"]  # the core's own cycle
-    assert "harness.fiber" in GRAPH["harness.context"]
+def test_the_checker_reads_real_imports() -> None:
+    """The checks above would pass on an empty graph: make sure they see the arrows, the
+    lazy ones and the core's own cycle included."""
+    edges = {(edge.source, edge.target) for edge in Package(PACKAGE).edges()}
+    assert ("harness.reload", "harness.host") in edges
+    assert ("harness.cli.serve_host", "harness.mcp") in edges  # inside a function
+    assert ("harness.mcp.surface", "harness.mcp.http.fast_path") in edges
+    assert ("harness.context", "harness.fiber") in edges  # the core's own cycle
+    assert ("harness.fiber", "harness.context") in edges
+    assert {layer_of(module) for module, _ in edges} >= set(MAY_IMPORT) - {"code"}
+
+
+# layer → (file under harness/, planted lines, the module they import, how)
+PLANTS = {
+    "core": ("errors.py", "import harness.tools.calls", "harness.tools.calls", "import"),
+    "tools": ("tools/calls.py", "from ..loader import config", "harness.loader.config", "from"),
+    "helpers": ("helpers/lines.py", "from harness.host import Host", "harness.host", "from"),
+    "loader": (
+        "loader/config.py",
+        'import importlib\nimportlib.import_module("harness.host")',
+        "harness.host",
+        "import_module",
+    ),
+    "host": ("host.py", '__import__("harness.reload")', "harness.reload", "__import__"),
+    "reload": ("reload/__init__.py", "from harness.cli import main", "harness.cli", "from"),
+    "llm": ("llm/base.py", "import harness.agent.session", "harness.agent.session", "import"),
+    "gateway": (
+        "gateway/mount.py",
+        'from importlib import import_module\nimport_module(".surface", "harness.mcp")',
+        "harness.mcp.surface",
+        "import_module",
+    ),
+    "code": ("code/plugin.py", "from ..loader import resolve", "harness.loader.resolve", "from"),
+    "executor": (
+        "executor/plugin.py",
+        "from ..reload import index",
+        "harness.reload.index",
+        "from",
+    ),
+    "testing": ("testing/__init__.py", "from harness import tools", "harness.tools", "from"),
+    "mcp": (
+        "mcp/http/fast_path.py",
+        "from ...agent import approvals",
+        "harness.agent.approvals",
+        "from",
+    ),
+    "agent": ("agent/session.py", "from ..web import console", "harness.web.console", "from"),
+    "web": (
+        "web/routes.py",
+        "def later():\n    import importlib\n    importlib.import_module('harness.agent.session')",
+        "harness.agent.session",
+        "import_module",
+    ),
+    "cli": ("cli/serve_host.py", "from ..testing import ScriptedServer", "harness.testing", "from"),
+    "api": ("__init__.py", "from .mcp import surface", "harness.mcp.surface", "from"),
+    "main": ("__main__.py", "import harness.web", "harness.web", "import"),
+}
+
+
+def planted(tmp_path: Path, relative: str, lines: str) -> Path:
+    """A copy of the package with ``lines`` added to the end of ``relative`` (created, with
+    its package, when the tree does not hold it yet)."""
+    copy = tmp_path / "harness"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (target.parent / "__init__.py").touch()
+    with target.open("a", encoding="utf-8") as file:
+        file.write("\n" + textwrap.dedent(lines) + "\n")
+    return copy
+
+
+def test_every_layer_has_a_plant() -> None:
+    assert set(PLANTS) == set(MAY_IMPORT)
+
+
+@pytest.mark.parametrize("layer", sorted(PLANTS))
+def test_a_planted_upward_import_fails_by_module_and_arrow(tmp_path: Path, layer: str) -> None:
+    relative, lines, target, how = PLANTS[layer]
+    copy = planted(tmp_path, relative, lines)
+    source = Package(copy).module_name(copy / relative)
+    assert layer_of(source) == layer
+    found = problems(copy)
+    assert len(found) == 1, found
+    assert f"harness/{relative}:" in found[0]
+    assert f"{source} ({layer}) imports {target} ({layer_of(target)})" in found[0]
+    assert f"with {how}" in found[0]
+
+
+def test_a_module_may_not_import_its_own_package(tmp_path: Path) -> None:
+    """``serve_host`` importing ``harness.cli`` would run the command line's imports below it."""
+    copy = planted(tmp_path, "cli/serve_host.py", "from harness.cli import main")
+    (found,) = problems(copy)
+    assert "harness.cli.serve_host (cli) imports harness.cli (cli)" in found
+    assert "a package that contains it" in found
+
+
+def test_a_dynamic_import_outside_the_loader_fails(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "web/routes.py", "import importlib\nimportlib.import_module(NAME)")
+    (found,) = problems(copy)
+    assert re.search(r"harness/web/routes\.py:\d+: harness\.web\.routes calls import_module", found)
+
+
+def test_a_module_without_a_layer_fails(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "stray.py", "import harness.tools")
+    (found,) = problems(copy)
+    assert found.startswith("harness/stray.py: harness.stray has no layer")
+
+
+def test_a_planted_cycle_fails(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "tools/registry.py", "from . import many")
+    many = copy / "tools" / "many.py"
+    many.write_text(many.read_text() + "\nfrom . import registry\n")
+    assert "harness.tools.many <-> harness.tools.registry" in cycles(copy)
+
+
+def _block(path: Path, heading: str) -> str:
+    """The first fenced block after ``heading`` in ``path``."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index(heading)
+    return text[start:].split("```", 2)[1]
+
+
+def _tree() -> set[str]:
+    """What harness/ holds at its top: packages as ``name/``, modules as ``name.py``."""
+    return {
+        f"{path.name}/" if path.is_dir() else path.name
+        for path in PACKAGE.iterdir()
+        if path.name != "__pycache__" and (path.suffix == ".py" or (path / "__init__.py").exists())
+    }
+
+
+def test_the_readme_layout_names_what_the_tree_holds() -> None:
+    """Each entry under ``harness/`` starts its line, indented two spaces, with its names."""
+    block = _block(ROOT / "README.md", "## Layout")
+    package = block.split("\nplugins/", 1)[0]  # the harness/ part
+    entries = re.findall(r"^  (\S.*?)(?:\s{2,}|$)", package, re.MULTILINE)
+    named = {name for entry in entries for name in re.findall(r"[\w]+/|[\w]+\.py", entry)}
+    assert named == _tree()
+
+
+def test_the_guide_table_says_what_each_layer_may_import() -> None:
+    section = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8").split("## 10.", 1)[1]
+    rows = re.findall(r"^\| `(\w+)` \| (.+?) \| (.+?) \|$", section, re.MULTILINE)
+    table = {layer: tuple(re.findall(r"`([\w.]+)`", allowed)) for layer, _, allowed in rows}
+    assert table == MAY_IMPORT
+    homes = {home for _, where, _ in rows for home in re.findall(r"`([\w./]+)`", where)}
+    assert _tree() <= homes
+    assert {f"{name}.py" for name in CORE} <= homes

@@ -18,7 +18,7 @@ import pydantic
 
 from ..service import Service
 from ..tools.calls import ToolCall, ToolResult
-from .approvals import ApprovalBroker
+from .approvals import ApprovalBroker, current_session
 from .log import SessionNotFound, SessionStore, check_id, new_id
 from .session import Session
 
@@ -38,6 +38,18 @@ which tool to use instead.
 - Results arrive as JSON. When a call fails, read its error and code, then fix the arguments \
 or tell the user; do not repeat a denied call unchanged.
 - Never invent tool results, file contents or command output."""
+
+CODE_RULES = """\
+How to use run_code:
+- When a task needs several tool calls, write one short Python program and run it with \
+run_code: the tools are async functions in it (their stubs are in run_code's description).
+- Loop, filter and combine inside the program; use asyncio.gather for calls that can run \
+at once. Print or return only what you need to answer: the rest never reaches you.
+- A failed call raises an exception whose text begins with its code (denied, timeout, ...); \
+catch it where the rest of the program can go on, and never retry a denied call.
+- The sandbox has no files, network or environment beyond the tools; keep programs small."""
+
+RUN_CODE = "run_code"
 
 
 class AgentConfig(pydantic.BaseModel):
@@ -59,6 +71,10 @@ class AgentConfig(pydantic.BaseModel):
     """The id of the policy entry whose rules ``allow_always`` extends."""
     config_file: str | None = None
     """The cordis.yml ``allow_always`` edits (default: the host's config file)."""
+    code_mode: bool = False
+    """Offer the model only ``run_code`` (``harness:code``) and the tools in ``direct``."""
+    direct: list[str] = []
+    """In code mode, globs over the tools the model may still call directly."""
 
 
 class AgentService(Service):
@@ -85,7 +101,8 @@ class AgentService(Service):
             config.approval_timeout, self._emit_plain, config_file.absolute(), config.policy
         )
         ctx.provide("approval", self.approvals)
-        self.system_prompt = f"{config.system.strip()}\n\n{TOOL_RULES}".strip()
+        rules = f"{TOOL_RULES}\n\n{CODE_RULES}" if config.code_mode else TOOL_RULES
+        self.system_prompt = f"{config.system.strip()}\n\n{rules}".strip()
         self.running: dict[int, Any] = {}
         """The calls of running steps, by ``id()`` of their ToolCall."""
         self._open: dict[str, Session] = {}
@@ -93,6 +110,8 @@ class AgentService(Service):
         ctx.on("tools/execute", self._around)
         ctx.on("tools/result", self._on_result)
         ctx.on("tools/change", self._on_change)
+        ctx.on("code/call", self._on_inner_call)
+        ctx.on("code/result", self._on_inner_result)
 
     async def stop(self) -> None:
         for session in self._open.values():
@@ -162,11 +181,19 @@ class AgentService(Service):
         """The tools the model may see and call, name → OpenAI schema (read afresh)."""
         if self._visible is None:
             tools = self.ctx.tools
+            config = self.config
             names = [
                 name
                 for name in tools.list()
-                if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.config.tools)
+                if any(fnmatch.fnmatchcase(name, pattern) for pattern in config.tools)
             ]
+            if config.code_mode:
+                names = [
+                    name
+                    for name in names
+                    if name == RUN_CODE
+                    or any(fnmatch.fnmatchcase(name, pattern) for pattern in config.direct)
+                ]
             schemas = {item["function"]["name"]: item for item in tools.schemas("openai")}
             self._visible = {name: schemas[name] for name in names if name in schemas}
         return self._visible
@@ -197,6 +224,25 @@ class AgentService(Service):
             run.result = result
             if not run.ended and run.started:
                 run.ended = time.perf_counter()
+
+    def _on_inner_call(self, call: ToolCall) -> None:
+        """A call a ``run_code`` program makes: a nested card in the session running it."""
+        session = current_session.get()
+        if session is not None:
+            session.record(
+                "tool/call", id=call.id, name=call.name, args=call.args, parent=call.parent
+            )
+
+    def _on_inner_result(self, call: ToolCall, result: ToolResult, duration_ms: float) -> None:
+        session = current_session.get()
+        if session is not None:
+            session.record(
+                "tool/result",
+                id=call.id,
+                result=result.to_dict(),
+                duration_ms=round(duration_ms, 3),
+                parent=call.parent,
+            )
 
     def _emit_plain(self, kind: str, fields: dict[str, Any]) -> None:
         self.ctx.emit("agent/event", {"type": kind, "session": None, **fields})

@@ -50,7 +50,7 @@ def history_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 for item in event.get("tool_calls") or []
             ]
             history.append(assistant_message(str(event.get("text") or ""), calls))
-        elif kind == "tool/result":
+        elif kind == "tool/result" and not event.get("parent"):  # not a program's inner call
             result = event.get("result") or {}
             history.append(
                 {"role": "tool", "tool_call_id": str(event.get("id")), "content": for_model(result)}

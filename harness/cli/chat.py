@@ -22,6 +22,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -37,6 +38,15 @@ CHOICES = {
     "a": "allow_always",
     "d": "deny",
 }
+
+
+def _status(code: Any) -> str:
+    """A card's status word, from a result's code."""
+    if code is None:
+        return "done"
+    return str(code) if code in ("denied", "cancelled", "timeout") else "error"
+
+
 STATUS_STYLE = {
     "done": "green",
     "error": "red",
@@ -128,7 +138,7 @@ class Chat:
             self._calls[event["id"]] = event
             out.print(
                 Text.assemble(
-                    ("  ▸ ", "dim"),
+                    ("      ▸ " if event.get("parent") else "  ▸ ", "dim"),
                     (visible(event["name"]), "bold"),
                     (f" {show_args(event['args'])}", "dim"),
                     (" running", "blue"),
@@ -136,7 +146,9 @@ class Chat:
                 soft_wrap=True,
             )
         elif kind == "tool/result":
-            out.print(self.card(event))
+            card = self.card(event)
+            # a call a run_code program made: a card nested under the program's
+            out.print(Padding(card, (0, 0, 0, 4)) if event.get("parent") else card)
         elif kind == "approval/decided":
             style = "green" if event["decision"] != "deny" else "yellow"
             why = f": {visible(event['reason'])}" if event.get("reason") else ""
@@ -160,26 +172,51 @@ class Chat:
         result = event["result"]
         call = self._calls.get(event["id"], {})
         code = result.get("code")
-        status = (
-            "done"
-            if code is None
-            else (code if code in ("denied", "cancelled", "timeout") else "error")
-        )
+        status = _status(code)
         title = Text.assemble(
             (visible(str(result.get("name"))), "bold"),
             " · ",
             (status, STATUS_STYLE.get(status, "red")),
             f" · {event.get('duration_ms', 0):.0f} ms",
         )
-        parts: list[Any] = [Text(f"args: {show_args(call.get('args', {}))}", style="dim")]
+        args = call.get("args", {})
+        program = result.get("name") == "run_code" and isinstance(args, dict)
+        parts: list[Any] = [] if program else [Text(f"args: {show_args(args)}", style="dim")]
         for block in result.get("content") or []:
-            if block.get("type") == "text":
+            kind = block.get("type")
+            if kind == "text":
                 parts.append(Text(visible_block(str(block.get("text", "")))))
+            elif kind == "code":
+                parts.append(
+                    Panel(Text(visible_block(str(block.get("text", "")))), title="program")
+                )
+            elif kind == "tool_call":
+                parts.append(self._inner_card(block))
             else:
                 parts.append(Text(f"[{block.get('type')} block]", style="dim"))
         if code is not None and result.get("error") and not result.get("content"):
             parts.append(Text(visible(str(result["error"])), style="red"))
         return Panel(Group(*parts), title=title, title_align="left", expand=False)
+
+    def _inner_card(self, block: dict[str, Any]) -> Any:
+        """A call of a run_code program: one line when its card was shown live, else a card."""
+        status = _status(block.get("code"))
+        line = Text.assemble(
+            ("↳ ", "dim"),
+            (visible(str(block.get("name"))), "bold"),
+            " · ",
+            (status, STATUS_STYLE.get(status, "red")),
+            f" · {float(block.get('duration_ms') or 0):.0f} ms",
+        )
+        if block.get("id") in self._calls:
+            return line
+        parts: list[Any] = [Text(f"args: {show_args(block.get('args', {}))}", style="dim")]
+        for inner in block.get("content") or []:
+            if inner.get("type") == "text":
+                parts.append(Text(visible_block(str(inner.get("text", "")))))
+        if block.get("error") and not block.get("content"):
+            parts.append(Text(visible(str(block["error"])), style="red"))
+        return Panel(Group(*parts), title=line, title_align="left", expand=False)
 
     # -- approvals -------------------------------------------------------------------------
 

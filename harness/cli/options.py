@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..logs import configure_logging
+from .logs import configure_logging
 
 if TYPE_CHECKING:
     from ..host import Host

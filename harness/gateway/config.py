@@ -44,6 +44,10 @@ class GatewayConfig(pydantic.BaseModel):
     """Cap of the restart delay."""
     max_result_bytes: int = pydantic.Field(4_000_000, ge=1024)
     """Results larger than this (text, data and structured content) are refused."""
+    max_description_bytes: int = pydantic.Field(16_000, ge=256)
+    """A longer upstream tool description is cut to this many bytes (UTF-8), with a problem."""
+    max_schema_bytes: int = pydantic.Field(64_000, ge=1024)
+    """A tool whose input or output schema (compact JSON) is larger is not mounted."""
     max_notifications: int = pydantic.Field(50, ge=1)
     """Notifications per second passed on; the rest are dropped (list changes coalesce)."""
     max_tools: int = pydantic.Field(1000, ge=1)

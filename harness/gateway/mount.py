@@ -68,12 +68,18 @@ class Mount:
         self.mounted: dict[str, tuple[str, Callable[[], None]]] = {}
         self.skipped: dict[str, str] = {}
         """Upstream tools not mounted, with why (bad schema, name collision, ...)."""
+        self.notes: dict[str, str] = {}
+        """Mounted tools (registry name) changed on the way in (a description cut), with why."""
         self._inflight: set[_InFlight] = set()
 
     # -- the registry ----------------------------------------------------------------------
 
     def sync(self, tools: list[types.Tool]) -> None:
-        """Make the registry hold exactly the selected upstream tools, as listed now."""
+        """Make the registry hold exactly the selected upstream tools, as listed now.
+
+        Every tool not mounted, or mounted changed, is a problem of this entry (listed by
+        ``harness check``); the entry stays active with its other tools.
+        """
         wanted: dict[str, types.Tool] = {}
         self.skipped = {}
         for tool in tools:
@@ -88,6 +94,7 @@ class Mount:
             current = wanted.get(name)
             if current is None or _fingerprint(current) != print_:
                 del self.mounted[name]
+                self.notes.pop(name, None)
                 dispose()
         for name, tool in wanted.items():
             if name in self.mounted:
@@ -99,12 +106,18 @@ class Mount:
                 continue
             try:
                 dispose = self.ctx.tools.register(definition)
-            except ToolConflict as exc:
-                self._skip(tool.name, str(exc))
+            except ToolConflict:
+                holder = self.ctx.tools.owner(name) or "another entry"
+                self._skip(
+                    tool.name,
+                    f"its name {name!r} is already registered by {holder}; give this entry a "
+                    f"prefix, or add {tool.name!r} to its exclude",
+                )
                 continue
             except ContextDisposed:
                 return
             self.mounted[name] = (_fingerprint(tool), dispose)
+        self._report()
 
     def _skip(self, upstream: str, why: str) -> None:
         self.skipped[upstream] = why
@@ -112,9 +125,21 @@ class Mount:
             "%s: not mounting tool %r: %s", self.connection.label, upstream, why
         )
 
+    def _report(self) -> None:
+        fiber = self.ctx.fiber
+        if fiber is None or self.ctx.is_disposed:
+            return
+        problems = [
+            f"tool {upstream!r} is not mounted: {why}" for upstream, why in self.skipped.items()
+        ]
+        problems.extend(self.notes[name] for name in self.mounted if name in self.notes)
+        fiber.problems = [f"{self.connection.label}: {problem}" for problem in problems]
+
     def define(self, name: str, tool: types.Tool) -> ToolDefinition:
         """The registry tool for upstream ``tool``; raise UnusableSchema when it cannot be."""
-        parameters = input_schema(tool.input_schema)
+        limit = self.config.max_schema_bytes
+        parameters = input_schema(tool.input_schema, limit)
+        returns = output_schema(tool.output_schema, limit)
         check = compile_checker(parameters)
         hints = tool.annotations
         marks = (
@@ -130,6 +155,10 @@ class Mount:
         description = (tool.description or tool.title or "").strip() or (
             f"Run {tool.name!r} on {self.connection.label}."
         )
+        description, note = bound_description(tool.name, description, self.config)
+        if note is not None:
+            self.notes[name] = note
+            self.ctx.logger.warning("%s: %s", self.connection.label, note)
         execute = partial(self.call, name, tool.name)
 
         def bind(args: Any) -> Callable[[], Any]:
@@ -141,7 +170,7 @@ class Mount:
             description=description,
             parameters=parameters,
             execute=execute,
-            output_schema=output_schema(tool.output_schema),
+            output_schema=returns,
             render=_render,
             timeout=self.config.timeout,
             concurrency_safe=bool(marks.read_only),
@@ -300,6 +329,26 @@ def _render(value: Any) -> list[dict[str, Any]]:
         _rendered.set(None)
         return stash[1]
     return [{"type": "text", "text": default_text(value)}]
+
+
+def bound_description(upstream: str, text: str, config: GatewayConfig) -> tuple[str, str | None]:
+    """``text`` cut to ``max_description_bytes`` (UTF-8) when longer, and the problem saying so.
+
+    Every tools list, ``GET /api/tools`` and model request carries each description, so an
+    upstream cannot make them all heavy: the tool stays usable, described by its start.
+    """
+    limit = config.max_description_bytes
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text, None
+    mark = f" [cut by harness: {len(data)} bytes, limit {limit}]"
+    keep = data[: limit - len(mark.encode())].decode("utf-8", "ignore")
+    note = (
+        f"tool {upstream!r}: its description is {len(data)} bytes, more than "
+        f"max_description_bytes ({limit}); it is mounted with the description cut to {limit} "
+        "bytes (raise max_description_bytes, or exclude the tool)"
+    )
+    return keep + mark, note
 
 
 def _fingerprint(tool: types.Tool) -> str:

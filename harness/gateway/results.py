@@ -17,7 +17,6 @@ import json
 from typing import Any
 
 import mcp_types as types
-import pydantic
 
 
 class UpstreamToolError(Exception):
@@ -75,38 +74,3 @@ def block_of(item: Any) -> dict[str, Any]:
         return block
     dumped = item.model_dump(mode="json", by_alias=True, exclude_none=True)
     return {"type": "text", "text": json.dumps(dumped, ensure_ascii=False)}
-
-
-def mcp_block(block: dict[str, Any]) -> Any:
-    """The MCP content block for an ``audio``, ``resource_link`` or ``resource`` render block.
-
-    The inverse of :func:`block_of`, used when harness serves such blocks over MCP; None when
-    the block is not one of these or is malformed (it is then sent as JSON text).
-    """
-    kind = block.get("type")
-    try:
-        if kind == "audio":
-            return types.AudioContent(
-                type="audio", data=block["data"], mime_type=block["mime_type"]
-            )
-        if kind == "resource_link":
-            fields = {
-                key: block[key] for key in ("mime_type", "description", "title") if key in block
-            }
-            return types.ResourceLink(
-                type="resource_link", uri=block["uri"], name=block["name"], **fields
-            )
-        if kind == "resource":
-            contents: Any
-            if "text" in block:
-                contents = types.TextResourceContents(
-                    uri=block["uri"], mime_type=block.get("mime_type"), text=block["text"]
-                )
-            else:
-                contents = types.BlobResourceContents(
-                    uri=block["uri"], mime_type=block.get("mime_type"), blob=block["data"]
-                )
-            return types.EmbeddedResource(type="resource", resource=contents)
-    except (KeyError, TypeError, pydantic.ValidationError):
-        return None
-    return None

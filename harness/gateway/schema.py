@@ -24,8 +24,6 @@ from referencing.exceptions import Unresolvable
 from ..errors import ToolArgsError
 from ..tools.checks import json_type
 
-MAX_SCHEMA_BYTES = 256_000
-"""An upstream schema larger than this (as JSON) is not mounted."""
 MAX_ISSUES = 20
 _REQUIRED = re.compile(r"^'(.*)' is a required property$")
 
@@ -34,17 +32,31 @@ class UnusableSchema(ValueError):
     """Raised when an upstream schema cannot be mounted (the tool is then skipped)."""
 
 
-def input_schema(raw: Any) -> dict[str, Any]:
+def json_size(value: Any) -> int:
+    """The size of ``value`` as compact UTF-8 JSON, in bytes (what a tools list carries)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _bound(raw: Any, key: str, limit: int) -> None:
+    size = json_size(raw)
+    if size > limit:
+        raise UnusableSchema(
+            f"its {key} is {size} bytes, more than max_schema_bytes ({limit}); raise "
+            "max_schema_bytes or exclude the tool"
+        )
+
+
+def input_schema(raw: Any, limit: int) -> dict[str, Any]:
     """The upstream input schema as a root object every format accepts.
 
     MCP, OpenAI and Anthropic all want an object at the root: ``type: object`` is added when
-    missing, and ``properties: {}`` too (OpenAI rejects an object schema without it).
+    missing, and ``properties: {}`` too (OpenAI rejects an object schema without it). A
+    schema larger than ``limit`` bytes is refused: a cut schema would mean something else.
     """
     if not isinstance(raw, dict):
         raise UnusableSchema("its inputSchema is not an object")
-    size = len(json.dumps(raw, ensure_ascii=False, default=str))
-    if size > MAX_SCHEMA_BYTES:
-        raise UnusableSchema(f"its inputSchema is {size} bytes (limit {MAX_SCHEMA_BYTES})")
+    _bound(raw, "inputSchema", limit)
     kind = raw.get("type", "object")
     if kind != "object":
         raise UnusableSchema(f"its inputSchema has type {kind!r}; tool arguments are an object")
@@ -55,12 +67,12 @@ def input_schema(raw: Any) -> dict[str, Any]:
     return schema
 
 
-def output_schema(raw: Any) -> dict[str, Any] | None:
-    """The upstream output schema when it is a usable object schema, else None."""
+def output_schema(raw: Any, limit: int) -> dict[str, Any] | None:
+    """The upstream output schema when it is an object schema, else None; refused when larger
+    than ``limit`` bytes."""
     if not isinstance(raw, dict) or raw.get("type") != "object":
         return None
-    if len(json.dumps(raw, ensure_ascii=False, default=str)) > MAX_SCHEMA_BYTES:
-        return None
+    _bound(raw, "outputSchema", limit)
     return raw
 
 

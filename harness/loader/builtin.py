@@ -31,5 +31,6 @@ BUILTINS: dict[str, Any] = _Builtins(
         "agent": "harness.agent.agent_service:AgentService",
         "mcp-client": "harness.gateway:plugin",
         "ray-executor": "harness.executor:plugin",
+        "code": "harness.code:plugin",
     }
 )

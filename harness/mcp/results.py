@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import mcp_types as types
+import pydantic
 
-from ..gateway.results import mcp_block
 from ..tools.calls import ToolResult
 
 
@@ -42,3 +42,39 @@ def _block(block: dict[str, Any]) -> Any:
     if converted is not None:
         return converted
     return types.TextContent(type="text", text=json.dumps(block, ensure_ascii=False))
+
+
+def mcp_block(block: dict[str, Any]) -> Any:
+    """The MCP content block for an ``audio``, ``resource_link`` or ``resource`` render block.
+
+    The inverse of :func:`harness.gateway.results.block_of`, used when harness serves such
+    blocks over MCP; None when the block is not one of these or is malformed (it is then
+    sent as JSON text).
+    """
+    kind = block.get("type")
+    try:
+        if kind == "audio":
+            return types.AudioContent(
+                type="audio", data=block["data"], mime_type=block["mime_type"]
+            )
+        if kind == "resource_link":
+            fields = {
+                key: block[key] for key in ("mime_type", "description", "title") if key in block
+            }
+            return types.ResourceLink(
+                type="resource_link", uri=block["uri"], name=block["name"], **fields
+            )
+        if kind == "resource":
+            contents: Any
+            if "text" in block:
+                contents = types.TextResourceContents(
+                    uri=block["uri"], mime_type=block.get("mime_type"), text=block["text"]
+                )
+            else:
+                contents = types.BlobResourceContents(
+                    uri=block["uri"], mime_type=block.get("mime_type"), blob=block["data"]
+                )
+            return types.EmbeddedResource(type="resource", resource=contents)
+    except (KeyError, TypeError, pydantic.ValidationError):
+        return None
+    return None

@@ -27,7 +27,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
@@ -57,6 +57,18 @@ class Reply:
 
     text: str = ""
     tool_calls: tuple[ScriptedCall, ...] = ()
+    about: Callable[[str], str] | None = None
+    """Composes the text from the last message's text (a tool result, say) when set."""
+
+    @classmethod
+    def program(cls, code: str, text: str = "") -> Reply:
+        """An answer that runs ``code`` in one ``run_code`` call (code mode, ``harness:code``)."""
+        return cls.calls(call("run_code", {"code": code}), text=text)
+
+    @classmethod
+    def answer(cls, about: Callable[[str], str]) -> Reply:
+        """A text answer composed from the last message: ``about(text_of_last_message)``."""
+        return cls(about=about)
 
     @classmethod
     def say(cls, text: str) -> Reply:
@@ -158,6 +170,9 @@ class ScriptedServer:
         self.fallback = fallback
         self.requests: list[dict[str, Any]] = []
         """Every request body received, in order."""
+        self.input_tokens: list[int] = []
+        """Per request, the tokens the model received: its messages and tool schemas, at
+        four characters a token (a tokenizer-free count, the same for every request)."""
         self.port = 0
         self._calls = 0
         self._lock = threading.Lock()
@@ -245,6 +260,7 @@ class ScriptedServer:
                 return JSONResponse(_error_body("the request body is not JSON", 400), 400)
             with self._lock:
                 self.requests.append(body)
+                self.input_tokens.append(_input_tokens(body))
                 reply, fault = self._choose(body)
             if fault is not None and fault.kind == "status":
                 headers = {}
@@ -275,10 +291,13 @@ class ScriptedServer:
         tool_name = _tool_name(messages, last)
         for rule in self.rules:
             if rule.matches(last, tool_name):
+                reply = rule.reply
+                if reply.about is not None:
+                    reply = Reply(reply.about(_text_of(last.get("content"))), reply.tool_calls)
                 if rule.faults:
-                    return rule.reply, rule.faults.pop(0)
+                    return reply, rule.faults.pop(0)
                 rule.used += 1
-                return rule.reply, None
+                return reply, None
         if self.fallback is not None:
             return self.fallback, None
         preview = _text_of(last.get("content"))[:200]
@@ -392,6 +411,12 @@ def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+
+
+def _input_tokens(body: dict[str, Any]) -> int:
+    text = json.dumps(body.get("messages", []), ensure_ascii=False)
+    tools = json.dumps(body.get("tools", []), ensure_ascii=False) if body.get("tools") else ""
+    return (len(text) + len(tools)) // 4
 
 
 def _error_body(message: str, status: int) -> dict[str, Any]:

@@ -32,6 +32,9 @@ class ToolCall:
     name: str
     args: Any = field(default_factory=dict)
     """A dict, or a JSON string (parsed and validated before the body runs)."""
+    parent: str | None = None
+    """The id of the call this one runs inside (a ``run_code`` program's), else None. Every
+    ``tools/*`` listener sees it on the call, so audit and tracing can nest inner calls."""
 
     @classmethod
     def of(cls, call: ToolCall | Mapping[str, Any]) -> ToolCall:
@@ -48,10 +51,12 @@ class ToolCall:
             raise TypeError(f"a tool call needs a string 'name', got {name!r}")
         call_id = call.get("id")
         args = call.get("args", call.get("arguments"))
+        parent = call.get("parent")
         return cls(
             id=str(call_id) if call_id is not None else f"call-{next(_call_ids)}",
             name=name,
             args={} if args is None else args,
+            parent=None if parent is None else str(parent),
         )
 
 

@@ -34,7 +34,7 @@ import anyio
 
 from ..errors import ToolArgsError
 from . import jsonvalue
-from .approval import Approved, Pending, decide
+from .approval import Approved, Inherited, Pending, decide
 from .calls import Ask, Deny, ToolCall, ToolResult
 from .deadline import Later, running_loop, start
 from .define import OutputMismatch, ToolDefinition, unchecked
@@ -58,6 +58,7 @@ class Tools(Protocol):
     _layers: Mapping[str, Any]
     _gates: Gates
     _definitions: dict[str, ToolDefinition]
+    _inherited: Inherited
 
 
 _log = logging.getLogger("harness.tools")
@@ -92,9 +93,10 @@ async def execute(
         return result
     # A tracing span wraps one call here: from this line to the tools/result event.
     denial: ToolResult | None = None
+    held = False
     try:
         tool = tools._definitions.get(call.name)
-        fast = not layers and not gates.closed and tool is not None
+        fast = not layers and not gates.closed and tool is not None and approval is None
         if fast:  # -- the fast branch: nobody listens to any stage, no gate is closed -------
             ran: ToolResult | Awaitable[ToolResult] = innermost(
                 tool, call, tools.config.timeout, loop
@@ -110,10 +112,16 @@ async def execute(
                     denial = await approve(tools, call, decision, approval)
             if denial is not None:
                 ran = denial
-            elif "tools/execute" in layers:  # stage 2 wraps the innermost step
-                ran = bus.waterfall("tools/execute", (call,), partial(innermost_async, tools, call))
-            else:  # the registry of this moment: a reload may have run meanwhile
-                ran = innermost(tools._definitions.get(call.name), call, tools.config.timeout, loop)
+            else:
+                if approval is not None:  # calls made inside this one ask the same person
+                    tools._inherited.hold(call.id, approval)
+                    held = True
+                if "tools/execute" in layers:  # stage 2 wraps the innermost step
+                    inner = partial(innermost_async, tools, call)
+                    ran = bus.waterfall("tools/execute", (call,), inner)
+                else:  # the registry of this moment: a reload may have run meanwhile
+                    tool = tools._definitions.get(call.name)
+                    ran = innermost(tool, call, tools.config.timeout, loop)
         result = ran if isinstance(ran, ToolResult) else _checked(await ran, "tools/execute")
         if not fast and denial is None and "tools/post-execute" in layers:  # stage 3
             after = bus.waterfall("tools/post-execute", (call, result), partial(_same, result))
@@ -127,6 +135,8 @@ async def execute(
         result = ToolResult.failure(
             call, "internal", f"Internal error while running tool {call.name}; see the host log"
         )
+    if held:
+        tools._inherited.release(call.id, approval)
     # -- result -------------------------------------------------------------------------
     if "tools/result" in layers:
         bus.emit("tools/result", call, result)
@@ -262,9 +272,7 @@ def _checked(result: Any, stage: str) -> ToolResult:
     return result
 
 
-async def approve(
-    tools: Tools, call: ToolCall, decision: Any, approval: Any
-) -> ToolResult | None:
+async def approve(tools: Tools, call: ToolCall, decision: Any, approval: Any) -> ToolResult | None:
     """A pre-execute decision other than allow: None to run the call, else the result that
     ends it (``denied``, or ``approval_pending`` when the answer comes in a later request)."""
     if decision == "deny":
@@ -278,6 +286,8 @@ async def approve(
             f"tools/pre-execute produced {decision!r}; listeners must return 'allow', "
             "'deny', 'ask', Deny(reason), Ask(reason) or the result of await next()"
         )
+    if approval is None and call.parent is not None:  # the approver of the call it runs in
+        approval = tools._inherited.of(call.parent)
     service = approval if approval is not None else tools.ctx.get("approval")
     if service is None:
         return ToolResult.failure(

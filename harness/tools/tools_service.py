@@ -18,6 +18,7 @@ import anyio
 
 from ..service import Service
 from . import kernel
+from .approval import Inherited
 from .calls import ToolCall, ToolResult
 from .config import ToolsConfig
 from .many import dispatch
@@ -44,6 +45,8 @@ class ToolsService(ToolRegistry, Service):
         Service.__init__(self, ctx, "tools")
         self.config = config or ToolsConfig()
         self._layers = self._bus.layers  # a live view: read on every call, without the lookup
+        self._inherited = Inherited()
+        """The approvers of the running calls surfaces passed one to (for their inner calls)."""
 
     execute = kernel.execute
     """One call through the pipeline; never raises (:func:`harness.tools.kernel.execute`)."""

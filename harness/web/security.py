@@ -9,6 +9,12 @@ Every request to the console (everything but ``/mcp``, which keeps its own gate)
   ``Authorization: Bearer TOKEN`` or the console's cookie. A ``GET`` with ``?token=TOKEN``
   sets that cookie (HttpOnly, SameSite=Strict) and redirects to the same URL without the
   token, so it leaves the address bar and the history at once. Otherwise 401.
+- **Reads** (GET/HEAD/OPTIONS) change nothing, but another page must not read them either: an
+  ``Origin`` other than the page's own (``fetch``, ``EventSource``) gets 403, and so does a
+  request a browser marks ``Sec-Fetch-Site: cross-site`` or ``same-site`` (an ``<img>``,
+  ``<script>`` or frame of another page, which carry no ``Origin``) unless it is a top-level
+  navigation. A request with neither header is a script's (curl) or an old browser's: the
+  token, the ``SameSite=Strict`` cookie and the Host check are what keep those out.
 - **State-changing requests** (anything but GET/HEAD/OPTIONS) must be same-origin JSON:
   ``Content-Type: application/json`` (a cross-site form cannot send it, and a cross-site
   script cannot without a CORS preflight, which is never granted), an ``Origin``, when sent,
@@ -27,11 +33,11 @@ import hmac
 import json
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 
-from ..mcp import allowed_hosts
+from ..mcp.hosts import allowed_hosts
 
 COOKIE = "harness_console"
 MAX_BODY = 1024 * 1024
@@ -111,16 +117,20 @@ class WebGate:
                 "?token=...), or send Authorization: Bearer <token>",
                 [(b"www-authenticate", b"Bearer")],
             )
-        if scope["method"] in SAFE_METHODS:
-            origin = headers.get("origin")
-            if origin is not None and origin != _own_origin(scope, host):
-                return _Reply(403, f"cross-origin request from {origin} refused")
-            return None
         own = _own_origin(scope, host)
         origin = headers.get("origin")
         if origin is not None and origin != own:
             return _Reply(403, f"cross-origin request from {origin} refused")
         site = headers.get("sec-fetch-site")
+        if scope["method"] in SAFE_METHODS:
+            if site in ("cross-site", "same-site") and not _top_level_navigation(headers):
+                dest = headers.get("sec-fetch-dest", "empty")
+                return _Reply(
+                    403,
+                    f"a {site} request (for a {dest}) cannot read the console: open it in its "
+                    "own tab",
+                )
+            return None
         if site is not None and site not in ("same-origin", "none"):
             return _Reply(403, f"a {site} request cannot change anything here")
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
@@ -154,7 +164,9 @@ class WebGate:
             for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"))
             if key != "token"
         ]
-        target = scope.get("path", "/") + (f"?{urlencode(query)}" if query else "")
+        target = same_origin_path(scope.get("path", "/")) + (
+            f"?{urlencode(query)}" if query else ""
+        )
         cookie = f"{COOKIE}={self.cookie}; HttpOnly; SameSite=Strict; Path=/"
         await send(
             {
@@ -197,8 +209,28 @@ class _Reply:
         await send({"type": "http.response.body", "body": self.body})
 
 
+def same_origin_path(path: str) -> str:
+    """``path`` as a redirect target that can only lead to this server.
+
+    A browser reads ``//host/`` as another host, and also ``/\\host/`` (a backslash is a
+    slash in http URLs), ``/\t/host/`` (tabs and newlines are dropped) and, after decoding,
+    ``/%2F%2Fhost``. So every character but the plain ones of a path is percent-encoded
+    again, and the leading slashes are collapsed to one.
+    """
+    encoded = quote(path, safe="/!$&'()*+,;=:@-._~")
+    return "/" + encoded.lstrip("/")
+
+
 def _own_origin(scope: Any, host: str) -> str:
     return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def _top_level_navigation(headers: dict[str, str]) -> bool:
+    """A link followed or a URL typed: the page shows in its own tab, to the person."""
+    return headers.get("sec-fetch-mode") == "navigate" and headers.get("sec-fetch-dest") in (
+        None,
+        "document",
+    )
 
 
 def _query_token(scope: Any) -> str | None:

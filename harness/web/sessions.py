@@ -3,9 +3,10 @@
 ``GET /api/sessions`` lists them, ``POST /api/sessions`` starts one (``{"id"}``),
 ``GET /api/sessions/{id}`` returns its events, ``POST /api/sessions/{id}/messages``
 (``{"text"}``) starts a turn and answers 202 at once — the turn's events stream on
-``/api/events`` with their ``session`` — ``POST /api/sessions/{id}/cancel`` stops the turn and
-``DELETE /api/sessions/{id}`` deletes the session. Without an ``agent`` service every route
-answers 503 saying what to configure.
+``/api/events`` with their ``session`` — ``POST /api/sessions/{id}/cancel`` stops the turn
+(``cancelled``: whether one was running) and ``DELETE /api/sessions/{id}`` deletes the
+session. An id no session has is a 404 on every route; without an ``agent`` service every
+route answers 503 saying what to configure.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from ..errors import HarnessError
 
 if TYPE_CHECKING:
     from .console import WebConsole
@@ -53,6 +56,13 @@ def session_routes(
         if session_id not in live:
             live[session_id] = await settle(agent().session(session_id))
         return live[session_id]
+
+    async def existing(session_id: str) -> Any:
+        """The session, or a 404 reply when no session has that id (or it is no id)."""
+        try:
+            return await session_of(session_id)
+        except HarnessError as exc:  # SessionNotFound: unknown, or not a safe file name
+            return fail(404, f"no session has id {session_id!r} ({exc})")
 
     def unavailable() -> JSONResponse:
         return JSONResponse({"error": NO_MODEL, "configure": True}, status_code=503)
@@ -91,10 +101,9 @@ def session_routes(
         if len(text) > MAX_TEXT:
             return fail(413, f"the message is longer than {MAX_TEXT} characters")
         session_id = request.path_params["id"]
-        try:
-            session = await session_of(session_id)
-        except Exception as exc:
-            return fail(404, f"no session has id {session_id!r} ({exc})")
+        session = await existing(session_id)
+        if isinstance(session, Response):
+            return session
 
         async def turn() -> None:
             try:
@@ -110,9 +119,12 @@ def session_routes(
         if agent() is None:
             return unavailable()
         await read_json(request)
-        session = await session_of(request.path_params["id"])
-        await settle(session.cancel())
-        return JSONResponse({"id": request.path_params["id"], "cancelled": True})
+        session_id = request.path_params["id"]
+        session = await existing(session_id)
+        if isinstance(session, Response):
+            return session
+        running = await settle(session.cancel())
+        return JSONResponse({"id": session_id, "cancelled": running is not False})
 
     return [
         Route("/api/sessions", listing, methods=["GET", "POST"]),

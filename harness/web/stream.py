@@ -27,6 +27,8 @@ HEARTBEAT = 15.0
 """Seconds of silence after which a comment line keeps proxies from closing the stream."""
 RETRY_MS = 1000
 """How long a browser waits before reconnecting a dropped stream."""
+MAX_NUMBER_DIGITS = 19
+"""The longest event number accepted in a ``Last-Event-ID`` (what a 64-bit count needs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,24 @@ class Event:
     number: int
     type: str
     frame: bytes
+
+
+def parse_id(text: str | None) -> tuple[str, int] | None:
+    """``(EPOCH, N)`` of an id ``EPOCH-N``; None for no id or a malformed one.
+
+    ``N`` must be ASCII digits, at most :data:`MAX_NUMBER_DIGITS` of them: ``str.isdigit``
+    also accepts ``²`` (which ``int`` refuses), and ``int`` refuses over 4300 digits.
+    """
+    if not text:
+        return None
+    epoch, dash, number = text.strip().rpartition("-")
+    if not dash or not epoch or not _ascii_number(number):
+        return None
+    return epoch, int(number)
+
+
+def _ascii_number(text: str) -> bool:
+    return 0 < len(text) <= MAX_NUMBER_DIGITS and text.isascii() and text.isdigit()
 
 
 class EventHub:
@@ -74,12 +94,12 @@ class EventHub:
 
     def _start(self, last_event_id: str | None) -> tuple[int, bool]:
         """Where a stream starts, and whether the page must resync first."""
-        if not last_event_id:
+        parsed = parse_id(last_event_id)
+        if parsed is None:  # none, or malformed (forged, cut off): start from now
             return self._last, False
-        epoch, _, number = last_event_id.strip().rpartition("-")
-        if epoch != self.epoch or not number.isdigit() or int(number) > self._last:
+        epoch, after = parsed
+        if epoch != self.epoch or after > self._last:
             return self._last, True
-        after = int(number)
         oldest = self._events[0].number if self._events else self._last + 1
         if after + 1 < oldest:
             return self._last, True

@@ -48,11 +48,11 @@ def test_default_prefix_and_filters() -> None:
 
 
 def test_schemas_become_objects_every_format_accepts() -> None:
-    assert input_schema({}) == {"type": "object", "properties": {}}
+    assert input_schema({}, 1024) == {"type": "object", "properties": {}}
     kept = {"type": "object", "properties": {"a": {"type": "string"}}, "$defs": {}}
-    assert input_schema(kept) == kept
+    assert input_schema(kept, 1024) == kept
     with pytest.raises(UnusableSchema, match="type 'array'"):
-        input_schema({"type": "array"})
+        input_schema({"type": "array"}, 1024)
     with pytest.raises(UnusableSchema, match="not valid JSON Schema"):
         compile_checker({"type": "object", "properties": {"a": {"type": "nope"}}})
 

@@ -311,3 +311,107 @@ def test_the_console_works_from_the_keyboard(page: Any, served: Served) -> None:
     page.keyboard.press("Enter")  # submits the tool's form: Run
     result = page.get_by_role("region", name="echo").get_by_role("region", name="result")
     result.get_by_text("Echo: typed", exact=True).wait_for()
+
+
+class HostilePage:
+    """Another site on this machine (``localhost``, not ``127.0.0.1``) serving one page."""
+
+    def __init__(self, html: str) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        body = html.encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://localhost:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+def test_another_site_cannot_read_the_console(browser: Any, served: Served) -> None:
+    api = served.base  # http://127.0.0.1:PORT/: another site than http://localhost:...
+    hostile = HostilePage(
+        f"""<!doctype html><title>elsewhere</title>
+        <script>
+          window.settled = 0;
+          const done = () => {{ window.settled += 1; }};
+        </script>
+        <img src="{api}api/tools?as=img" onload="done()" onerror="done()">
+        <script src="{api}api/plugins?as=script" onload="done()" onerror="done()"></script>
+        <link rel="stylesheet" href="{api}static/app.css?as=style" onload="done()"
+              onerror="done()">
+        <iframe src="{api}?as=frame" onload="done()"></iframe>
+        <a id="go" href="{api}?as=link">the console</a>
+        <script>
+          fetch("{api}api/problems?as=no-cors", {{mode: "no-cors"}}).then(done, done);
+          fetch("{api}api/tools?as=cors").then(done, done);
+          const events = new EventSource("{api}api/events?as=events");
+          events.onerror = () => {{ events.close(); done(); }};
+          events.onopen = () => {{ events.close(); done(); }};
+        </script>"""
+    )
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(WAIT)
+    # the network's own view: what Chromium sent, and the status of responses the page
+    # may not read (blocked by ORB or CORS)
+    devtools = context.new_cdp_session(page)
+    devtools.send("Network.enable")
+    sent_by_id: dict[str, dict[str, str]] = {}
+    status_by_id: dict[str, int] = {}
+    ids: dict[str, str] = {}
+
+    def kind(request_id: str) -> str | None:
+        found = re.search(r"[?&]as=([a-z-]+)", ids.get(request_id, ""))
+        return found.group(1) if found else None
+
+    def will_send(event: dict[str, Any]) -> None:
+        ids[event["requestId"]] = event["request"]["url"]
+
+    def headers_sent(event: dict[str, Any]) -> None:  # may come before will_send
+        sent_by_id[event["requestId"]] = {
+            key.lower(): value for key, value in event["headers"].items()
+        }
+
+    def answered(event: dict[str, Any]) -> None:
+        status_by_id[event["requestId"]] = event["statusCode"]
+
+    devtools.on("Network.requestWillBeSent", will_send)
+    devtools.on("Network.requestWillBeSentExtraInfo", headers_sent)
+    devtools.on("Network.responseReceivedExtraInfo", answered)
+    kinds = ("img", "script", "style", "frame", "no-cors", "cors", "events")
+    try:
+        page.goto(hostile.url)
+        page.wait_for_function(f"window.settled === {len(kinds)}")
+        sent = {kind(key): value for key, value in sent_by_id.items() if kind(key)}
+        statuses = {kind(key): value for key, value in status_by_id.items() if kind(key)}
+        assert statuses == dict.fromkeys(kinds, 403), statuses
+        for name in ("img", "script", "style", "frame", "no-cors"):
+            # no Origin on these: Sec-Fetch-Site is what tells them apart
+            assert "origin" not in sent[name], (name, sent[name])
+            assert sent[name]["sec-fetch-site"] == "cross-site"
+        for name in ("cors", "events"):
+            assert sent[name]["origin"] == hostile.url.rstrip("/")
+        # following a link is not reading: the console opens in its own tab
+        with page.expect_navigation():
+            page.click("#go")
+        assert page.url == f"{api}?as=link"
+        page.get_by_text("live", exact=True).wait_for()
+    finally:
+        context.close()
+        hostile.close()

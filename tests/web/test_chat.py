@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from harness.testing import Fault, Reply, Rule, ScriptedServer, call
@@ -154,3 +155,23 @@ def test_tools_page_approvals_go_through_the_agents_broker(
         assert result.get_by_role("button", name="Deny").count() == 0
     finally:
         context.close()
+
+
+def test_an_unknown_session_is_a_404_for_messages_and_cancel(chat_served: Served) -> None:
+    base = chat_served.base + "api/sessions/"
+    for session_id in ("20990101-000000-abcdef", "no..such", "-"):
+        for action, body in (("messages", {"text": "hello"}), ("cancel", {})):
+            answer = httpx2.post(f"{base}{session_id}/{action}", json=body)
+            assert answer.status_code == 404, (action, session_id, answer.text)
+            assert answer.headers["content-type"] == "application/json"
+            assert answer.json()["error"].startswith(f"no session has id {session_id!r} ("), (
+                action,
+                answer.json(),
+            )
+    assert "Traceback" not in "".join(chat_served.lines)
+    # a session that exists but runs no turn: nothing to cancel, and it says so
+    created = httpx2.post(chat_served.base + "api/sessions", json={}).json()["id"]
+    idle = httpx2.post(f"{base}{created}/cancel", json={})
+    assert idle.status_code == 200
+    assert idle.json() == {"id": created, "cancelled": False}
+    httpx2.request("DELETE", f"{base}{created}", headers={"Content-Type": "application/json"})

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx2
 import pytest
@@ -27,7 +28,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 def events(base: str, last: str | None, until: str) -> list[tuple[str, str, dict[str, object]]]:
     """The events of a stream opened after ``last``, up to the first ``until``: (id, type, data)."""
-    headers = {"Last-Event-ID": last} if last else {}
+    # as Starlette reads it: a header's bytes are Latin-1 (so b"\xb2" arrives as "\u00b2")
+    headers = {b"Last-Event-ID": last.encode("latin-1")} if last else {}
     out: list[tuple[str, str, dict[str, object]]] = []
     with (
         httpx2.Client(timeout=10) as client,
@@ -164,6 +166,34 @@ def test_cross_origin_and_non_json_posts_change_nothing(served: Served) -> None:
     assert deleted.status_code == 415
 
 
+def test_reads_from_another_page_are_refused_and_scripts_are_answered(served: Served) -> None:
+    def get(path: str, **headers: str) -> int:
+        return httpx2.get(served.base + path, headers=headers).status_code
+
+    # a script (curl, a client library) sends neither Origin nor Sec-Fetch-*: no GET changes
+    # state, so it is answered (the token is what keeps an unwelcome script out)
+    assert get("api/tools") == 200
+    assert get("api/tools", **{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}) == 200
+    assert get("", **{"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}) == 200
+    # another page's fetch or EventSource carries its Origin
+    assert get("api/tools", Origin="http://evil.example") == 403
+    assert get("api/events", Origin="null") == 403
+    # its <img>, <script> and frames carry no Origin, but Sec-Fetch-Site says whose they are
+    for site in ("cross-site", "same-site"):
+        for mode, dest in (("no-cors", "image"), ("no-cors", "script"), ("navigate", "iframe")):
+            headers = {"Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest}
+            refused = httpx2.get(served.base + "api/plugins", headers=headers)
+            assert refused.status_code == 403, headers
+            assert refused.json()["error"].startswith(f"a {site} request (for a {dest})")
+    # a link followed from another site opens the console in its own tab
+    link = {
+        "Sec-Fetch-Site": "cross-site",
+        "Sec-Fetch-Mode": "navigate",
+        "Sec-Fetch-Dest": "document",
+    }
+    assert get("", **link) == 200
+
+
 def test_events_resume_after_the_last_id(served: Served) -> None:
     hello = events(served.base, None, "hello")
     assert hello[0][1] == "hello"
@@ -189,6 +219,41 @@ def test_events_resume_after_the_last_id(served: Served) -> None:
     assert config.read_text().replace("    enabled: true\n", "") == original
     stale = events(served.base, "0000-5", "resync")
     assert [kind for _, kind, _ in stale] == ["hello", "resync"]
+
+
+def test_a_malformed_last_event_id_is_no_id(served: Served) -> None:
+    epoch = events(served.base, None, "hello")[0][0].rsplit("-", 1)[0]
+    forged = [
+        f"{epoch}-\u00b2",  # isdigit() is True, int() refuses it
+        f"{epoch}-" + "9" * 5000,  # int() refuses over 4300 digits
+        f"{epoch}-" + "9" * 20,
+        f"{epoch}-",
+        f"{epoch}--1",
+        f"{epoch}-+5",
+        f"{epoch}-0x10",
+        "-5",
+        "\u00b2",
+    ]
+    for value in forged:
+        got = events(served.base, value, "hello")
+        assert [kind for _, kind, _ in got] == ["hello"], value
+        assert got[0][0].rsplit("-", 1)[0] == epoch
+        # no id: the stream starts now, as it does without one (no resync)
+        assert got[0][2] == {"type": "hello", "id": got[0][0]}
+    # the query parameter carries any Unicode: Arabic-Indic digits are not an event number
+    with httpx2.Client(timeout=10) as client:
+        for value in (f"{epoch}-\u0661\u0662", f"{epoch}-\u00b2\u00b3"):
+            url = served.base + "api/events?" + urlencode({"last_event_id": value})
+            with client.stream("GET", url) as response:
+                lines = response.iter_lines()
+                assert next(lines) == "retry: 1000"
+                assert next(lines).startswith(f"id: {epoch}-")
+                assert next(lines) == "event: hello"
+    # the stream still serves, and the server logged no error
+    assert events(served.base, None, "hello")[0][1] == "hello"
+    log = "".join(served.lines)
+    assert "Traceback" not in log
+    assert "ValueError" not in log
 
 
 def test_chat_says_what_to_configure_without_a_model(served: Served) -> None:

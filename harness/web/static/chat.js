@@ -152,7 +152,7 @@ export class ChatView {
         this.assistant = null;
         break;
       case "tool/call":
-        this.card(data.id, data.name, data.args);
+        this.card(data.id, data.name, data.args, data.parent);
         break;
       case "approval/request": {
         const card = this.cards.get(data.call_id) ?? this.card(data.call_id, data.name, data.args);
@@ -174,7 +174,12 @@ export class ChatView {
         this.setStatus(card, statusOf(result));
         card.approval.replaceChildren();
         card.duration.textContent = data.duration_ms == null ? "" : `${data.duration_ms} ms`;
-        card.output.replaceChildren(renderBlocks(result.content));
+        // a program's calls already have live cards inside this one: show the rest of it
+        const live = card.nested.childElementCount > 0;
+        const program = card.article.querySelector(":scope > pre.block-code") !== null;
+        const blocks = (result.content || []).filter((block) => !(block
+          && ((live && block.type === "tool_call") || (program && block.type === "code"))));
+        card.output.replaceChildren(renderBlocks(blocks));
         if (result.error) card.output.append(el("p", { className: "error", text: `${result.code}: ${result.error}` }));
         break;
       }
@@ -196,17 +201,21 @@ export class ChatView {
       el("div", { className: "who", text: who }), el("pre", { text }));
   }
 
-  card(id, name, args) {
+  card(id, name, args, parent) {
     const status = el("span", { className: statusClass("running"), text: "running" });
     const duration = el("span", { className: "muted" });
     const approval = el("div");
     const output = el("div");
-    const article = el("article", { className: "card", "aria-label": `tool call ${name}`, "data-call": id },
+    const nested = el("div", { className: "nested-calls" });
+    const inside = parent ? this.cards.get(parent) : undefined;
+    const shown = name === "run_code" && args && typeof args.code === "string"
+      ? el("pre", { className: "block-code", "aria-label": "program" }, el("code", { text: args.code }))
+      : el("details", { open: !inside }, el("summary", { text: "arguments" }), json(args));
+    const article = el("article", { className: inside ? "card nested" : "card", "aria-label": `tool call ${name}`, "data-call": id },
       el("h3", {}, el("code", { text: name }), " — ", status, " ", duration),
-      el("details", { open: true }, el("summary", { text: "arguments" }), json(args)),
-      approval, output);
-    this.conversation.append(article);
-    const card = { article, status, duration, approval, output };
+      shown, approval, nested, output);
+    (inside ? inside.nested : this.conversation).append(article);
+    const card = { article, status, duration, approval, output, nested };
     this.cards.set(id, card);
     return card;
   }

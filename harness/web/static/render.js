@@ -64,11 +64,29 @@ export function renderBlocks(blocks) {
       } else {
         out.append(el("p", { className: "error", text: "image not shown: only data: and http(s) image URLs are displayed" }));
       }
+    } else if (block && block.type === "code") {
+      out.append(el("pre", { className: "block-code", "aria-label": "program" },
+        el("code", { text: String(block.text ?? "") })));
+    } else if (block && block.type === "tool_call") {
+      out.append(callCard(block));
     } else {
       out.append(json(block));
     }
   }
   return out;
+}
+
+// A call a run_code program made, as a nested card (a "tool_call" block).
+export function callCard(block) {
+  const status = block.status ?? statusOf(block);
+  const article = el("article", { className: "card nested", "aria-label": `tool call ${block.name}`, "data-call": block.id ?? "" },
+    el("h3", {}, el("code", { text: String(block.name ?? "tool") }), " — ",
+      el("span", { className: statusClass(status), text: status }), " ",
+      el("span", { className: "muted", text: block.duration_ms == null ? "" : `${block.duration_ms} ms` })),
+    el("details", {}, el("summary", { text: "arguments" }), json(block.args ?? {})),
+    renderBlocks(block.content));
+  if (block.error) article.append(el("p", { className: "error", text: `${block.code}: ${block.error}` }));
+  return article;
 }
 
 const STATUS = { null: "done", denied: "denied", cancelled: "cancelled", timeout: "timeout" };

@@ -111,8 +111,10 @@ export class ToolsView {
 
   // An approval request for one of this page's calls: shown in that tool's result region.
   approval(request) {
+    // a call a run_code program made has the id "<the program's call>/<n>"
+    const owner = String(request.call_id ?? "").split("/")[0];
     for (const card of this.cards.values()) {
-      if (card.calls.has(request.call_id)) {
+      if (card.calls.has(request.call_id) || card.calls.has(owner)) {
         card.result.replaceChildren(el("p", { className: "status status-waiting-for-approval", text: "waiting for approval" }),
           approvalPanel(request, this.say));
         return true;

@@ -1,0 +1,207 @@
+"""``harness:code``: the ``run_code`` tool, its worker pool, and the calls its programs make.
+
+One Monty pool per entry, started with it and closed with it. ``run_code``'s description
+carries the stubs of the tools a program may call, rebuilt when the registry changes. Each
+call a program makes is a new :class:`~harness.tools.calls.ToolCall` whose ``parent`` is the
+``run_code`` call's id, run by ``ctx.tools.execute``: policy, approval, validation and its
+own timeout, like any other. The registry is read at each call, so a tool reloaded while a
+program runs answers the program's next call in its new version. ``code/call (call)`` and
+``code/result (call, result, duration_ms)`` are emitted around each inner call (the agent
+records them in the session, so people see nested cards live).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import fnmatch
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ..tools.calls import ToolCall, ToolResult
+from ..tools.define import ToolDefinition, define_tool
+from .config import CodeConfig, show_size
+from .pool import Pool
+from .program import Program
+from .results import CallRecord, blocks, canonical, plain
+from .stubs import positional, stubs
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+name = "code"
+inject = ["tools"]
+Config = CodeConfig
+RUN_CODE = "run_code"
+
+DESCRIPTION = """\
+Run a short Python program that calls the tools below as async functions, and get back \
+only what it prints and the value of its last expression. Use it when a task needs several \
+tool calls (loops, filtering, combining results, asyncio.gather for calls at once) instead \
+of one call per step; for a single call, call the tool directly if you can. The sandbox \
+runs a subset of Python: no files, network, environment or subprocesses; standard modules \
+such as asyncio, json, re, math, datetime and collections import. Every call goes through \
+the same policy and approvals as a direct call; a failed call raises an exception whose \
+text begins with its code ("denied: Tool denied: ..."), which the program may catch with \
+`except Exception as e` (`str(e)` is all it carries). Limits: {timeout:g} s for the whole \
+program, {max_calls} tool calls, {memory} of memory, {max_output} characters of output.
+
+The tools, as Python stubs (top-level `await` works):
+```python
+{stubs}```"""
+
+_current: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar(
+    "harness_code_call", default=None
+)
+
+
+class CodeTool:
+    """The ``run_code`` tool of one entry."""
+
+    def __init__(self, ctx: Context, config: CodeConfig, pool: Pool) -> None:
+        self.ctx = ctx
+        self.config = config
+        self.pool = pool
+        self._stubs: str | None = None
+        self._dispose: Callable[[], None] | None = None
+        self._shown: dict[int, tuple[Any, str, list[CallRecord]]] = {}
+        """Values being rendered → (value, program, calls): render gets the value only."""
+
+    # -- the registry ----------------------------------------------------------------------
+
+    def allows(self, tool: str) -> bool:
+        """Whether a program may call ``tool`` (by the entry's globs; never run_code)."""
+        return tool != RUN_CODE and any(
+            fnmatch.fnmatchcase(tool, pattern) for pattern in self.config.tools
+        )
+
+    def lookup(self, tool: str, known: frozenset[str] = frozenset()) -> list[str] | None:
+        """The current definition's parameter order, or None when the program may not call it.
+
+        A tool of the program's stubs (``known``) that has gone since is still a call (it
+        ends ``unknown_tool``); any other undefined name is the program's NameError.
+        """
+        if not self.allows(tool):
+            return None
+        definition = self.ctx.tools.get(tool)
+        if definition is None:
+            return [] if tool in known else None
+        return positional(definition)
+
+    def stubs(self) -> str:
+        if self._stubs is None:
+            tools = self.ctx.tools
+            allowed = [tools.get(n) for n in tools.list() if self.allows(n)]
+            self._stubs = stubs(d for d in allowed if d is not None)
+        return self._stubs
+
+    def register(self) -> None:
+        """(Re)register run_code with stubs of the tools allowed now."""
+        self._stubs = None
+        old, self._dispose = self._dispose, None
+        if old is not None:
+            old()
+        self._dispose = self.ctx.tools.register(self.definition())
+
+    def changed(self, kind: str, tool: str) -> None:
+        if tool != RUN_CODE and self.allows(tool) and self._dispose is not None:
+            self.register()
+
+    def definition(self) -> ToolDefinition:
+        config = self.config
+        text = DESCRIPTION.format(
+            timeout=config.timeout,
+            max_calls=config.max_calls,
+            memory=show_size(config.max_memory),
+            max_output=config.max_output,
+            stubs=self.stubs(),
+        )
+        return define_tool(
+            name=RUN_CODE,
+            description=text,
+            parameters={
+                "code": {
+                    "type": "string",
+                    "required": True,
+                    "description": "The Python program; its last expression is the value",
+                }
+            },
+            output={"render": self.render},
+            execute=self.execute,
+            timeout=config.timeout,
+            annotations={"read_only": False, "open_world": True},
+        )
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def around(self, call: ToolCall, next: Callable[[], Awaitable[ToolResult]]) -> Any:
+        """``tools/execute``: remember which run_code call the body below runs for."""
+        if call.name != RUN_CODE:
+            return await next()
+        token = _current.set(call)
+        try:
+            return await next()
+        finally:
+            _current.reset(token)
+
+    async def execute(self, args: dict[str, Any]) -> dict[str, Any]:
+        code = args["code"]
+        parent = _current.get() or ToolCall(f"run_code-{id(args)}", RUN_CODE, args)
+        records: list[CallRecord] = []
+
+        async def inner(tool: str, arguments: dict[str, Any]) -> ToolResult:
+            return await self._inner(parent, records, tool, arguments)
+
+        parallel = self.config.max_parallel or self.ctx.tools.config.max_parallel
+        tools = self.ctx.tools
+        known = frozenset(name for name in tools.list() if self.allows(name))
+        async with self.pool.session(self.stubs()) as session:
+            program = Program(
+                session, self.config, inner, partial(self.lookup, known=known), parallel
+            )
+            value = await program.run(code)
+            result = canonical(program.output, value, records)
+        if len(self._shown) > 64:
+            self._shown.pop(next(iter(self._shown)))
+        self._shown[id(result)] = (result, code, records)
+        return result
+
+    async def _inner(
+        self, parent: ToolCall, records: list[CallRecord], tool: str, args: dict[str, Any]
+    ) -> ToolResult:
+        call = ToolCall(f"{parent.id}/{len(records) + 1}", tool, args, parent=parent.id)
+        record = CallRecord(call)
+        records.append(record)
+        self.ctx.emit("code/call", call)
+        began = time.perf_counter()
+        result: ToolResult = await self.ctx.tools.execute(call)
+        if result.code == "approval_pending":
+            # The approver answers in a later request (an MCP 2026-07-28 round trip): a
+            # program cannot wait across requests, so the call is refused, saying why.
+            result = ToolResult.failure(
+                call,
+                "denied",
+                f"Tool denied: {tool} needs approval, and this client answers approvals only "
+                "between requests, not in the middle of a program; call it directly",
+            )
+        record.result = result
+        record.duration_ms = (time.perf_counter() - began) * 1000
+        self.ctx.emit("code/result", call, result, record.duration_ms)
+        return result
+
+    def render(self, value: Any) -> list[dict[str, Any]]:
+        shown = self._shown.pop(id(value), None)
+        if shown is None or shown[0] is not value:
+            return plain(value)
+        return blocks(shown[1], value, shown[2])
+
+
+async def apply(ctx: Context, config: CodeConfig) -> None:
+    pool = Pool(config)
+    await pool.start()
+    ctx.effect(lambda: pool.close)
+    tool = CodeTool(ctx, config, pool)
+    ctx.on("tools/execute", tool.around)
+    ctx.on("tools/change", tool.changed)
+    tool.register()

@@ -1,0 +1,153 @@
+"""What ``run_code`` gives back: the canonical value, and the blocks people read.
+
+The canonical value is small on purpose (it is what the model reads): ``{output, value,
+calls: [{name, ok, code, duration_ms}]}``. The render blocks carry more for people: the
+program as a code block, one nested card per inner call (a ``tool_call`` block with the
+call's arguments, status and its own render blocks), then the output and the value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..tools.calls import ToolCall, ToolResult
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One inner call of a program, as people see it."""
+
+    call: ToolCall
+    result: ToolResult | None = None
+    duration_ms: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        """The canonical entry: ``{name, ok, code, duration_ms}``."""
+        result = self.result
+        return {
+            "name": self.call.name,
+            "ok": result is not None and result.ok,
+            "code": "cancelled" if result is None else result.code,
+            "duration_ms": round(self.duration_ms, 3),
+        }
+
+    def card(self) -> dict[str, Any]:
+        """The nested card: a ``tool_call`` block."""
+        result = self.result
+        code = "cancelled" if result is None else result.code
+        return {
+            "type": "tool_call",
+            "id": self.call.id,
+            "parent": self.call.parent,
+            "name": self.call.name,
+            "args": self.call.args,
+            "status": status_of(code),
+            "ok": code is None,
+            "code": code,
+            "error": None if result is None else result.error,
+            "duration_ms": round(self.duration_ms, 3),
+            "content": [] if result is None else result.content,
+        }
+
+
+def status_of(code: str | None) -> str:
+    """A card's status word (DESIGN §11): done, error, denied, cancelled or timeout."""
+    if code is None:
+        return "done"
+    if code in ("denied", "cancelled", "timeout"):
+        return code
+    return "error"
+
+
+@dataclass(slots=True)
+class Output:
+    """``print()`` output, kept up to ``limit`` characters and counted past it."""
+
+    limit: int
+    parts: list[str] = field(default_factory=list)
+    kept: int = 0
+    total: int = 0
+
+    def write(self, stream: str, text: str) -> None:
+        self.total += len(text)
+        room = self.limit - self.kept
+        if room > 0:
+            piece = text[:room]
+            self.parts.append(piece)
+            self.kept += len(piece)
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.total > self.kept:
+            out += (
+                f"\n[output truncated: the program printed {self.total} characters; "
+                f"max_output is {self.limit}]"
+            )
+        return out
+
+
+def to_json(value: Any, depth: int = 0) -> Any:
+    """A sandbox value as JSON: tuples and sets become lists, other objects their text."""
+    if depth > 100:
+        return "…"
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, list | tuple):
+        return [to_json(item, depth + 1) for item in value]
+    if isinstance(value, set | frozenset):
+        items = [to_json(item, depth + 1) for item in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+    if isinstance(value, dict):
+        return {
+            key if isinstance(key, str) else json.dumps(to_json(key, depth + 1)): to_json(
+                item, depth + 1
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def canonical(output: Output, value: Any, records: list[CallRecord]) -> dict[str, Any]:
+    """``{output, value, calls}``."""
+    return {
+        "output": output.text(),
+        "value": to_json(value),
+        "calls": [record.summary() for record in records],
+    }
+
+
+def blocks(code: str, value: dict[str, Any], records: list[CallRecord]) -> list[dict[str, Any]]:
+    """The program, each inner call as a nested card, the output, the value."""
+    out: list[dict[str, Any]] = [{"type": "code", "language": "python", "text": code}]
+    out.extend(record.card() for record in records)
+    if value["output"]:
+        out.append({"type": "text", "text": value["output"]})
+    if value["value"] is not None:
+        shown = json.dumps(value["value"], ensure_ascii=False, indent=1)
+        out.append({"type": "text", "text": f"→ {shown}"})
+    if len(out) == 1 + len(records):
+        out.append({"type": "text", "text": "(no output)"})
+    return out
+
+
+def plain(value: Any) -> list[dict[str, Any]]:
+    """Blocks from the canonical value alone (when the program's record is not at hand)."""
+    out = []
+    if isinstance(value, dict):
+        for item in value.get("calls") or []:
+            out.append({"type": "tool_call", "name": item.get("name"), **item})
+        if value.get("output"):
+            out.append({"type": "text", "text": str(value["output"])})
+        if value.get("value") is not None:
+            out.append({"type": "text", "text": f"→ {json.dumps(value['value'])}"})
+    return out or [{"type": "text", "text": "(no output)"}]
