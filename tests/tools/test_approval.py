@@ -281,17 +281,18 @@ class Says:
 async def _outer_tools(root: Context, started: anyio.Event, go: anyio.Event, outers: int) -> None:
     """``outer`` runs ``write`` inside itself (parent = its own id), once ``go`` is set, and
     ends when ``outers`` of them have made their inner call."""
-    inner_done = {"count": 0, "all": anyio.Event()}
+    made: list[str] = []
+    everyone = anyio.Event()
 
     async def outer(args: dict[str, Any]) -> Any:
         started.set()
         await go.wait()
         inner = ToolCall(f"{args['id']}/1", "write", {"path": "a"}, parent=args["id"])
         result = await root.tools.execute(inner)
-        inner_done["count"] += 1
-        if inner_done["count"] == outers:
-            inner_done["all"].set()
-        await inner_done["all"].wait()
+        made.append(inner.id)
+        if len(made) == outers:
+            everyone.set()
+        await everyone.wait()
         return result.code or "ok"
 
     root.tools.register(
