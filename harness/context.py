@@ -333,7 +333,7 @@ class Context:
 
             return self.start_soon(late)
         bus = runtime.bus
-        registration = bus.add(name, callback, self.logger, prepend)
+        registration = bus.add(name, callback, self.logger, prepend, self)
         return self._add(partial(bus.remove, name, registration))
 
     def mark_ready(self) -> None:

@@ -99,13 +99,15 @@ def check_listener(name: str, callback: Callback, owner: str) -> str | None:
 
 
 class Listener:
-    """One registration: the callback and the logger of the plugin that owns it."""
+    """One registration: the callback, and the logger and context of the plugin that owns it."""
 
-    __slots__ = ("callback", "logger")
+    __slots__ = ("callback", "logger", "owner")
 
-    def __init__(self, callback: Callback, logger: logging.Logger) -> None:
+    def __init__(self, callback: Callback, logger: logging.Logger, owner: Any = None) -> None:
         self.callback = callback
         self.logger = logger
+        self.owner = owner
+        """The registering :class:`~harness.context.Context` (None when added on the bus)."""
 
 
 class EventBus:
@@ -118,10 +120,15 @@ class EventBus:
         self.spawn: Spawner | None = None
 
     def add(
-        self, name: str, callback: Callback, logger: logging.Logger = _log, prepend: bool = False
+        self,
+        name: str,
+        callback: Callback,
+        logger: logging.Logger = _log,
+        prepend: bool = False,
+        owner: Any = None,
     ) -> Listener:
         """Register ``callback`` for ``name``; return the registration for :meth:`remove`."""
-        listener = Listener(callback, logger)
+        listener = Listener(callback, logger, owner)
         listeners = self._listeners.setdefault(name, [])
         if prepend:
             listeners.insert(0, listener)
@@ -155,6 +162,10 @@ class EventBus:
     def layers(self) -> Mapping[str, tuple[Callback, ...]]:
         """Event names that have listeners (a read-only view, for fast checks)."""
         return self._layers
+
+    def listeners(self, name: str) -> tuple[Listener, ...]:
+        """The registrations of ``name``, in dispatch order."""
+        return tuple(self._listeners.get(name, ()))
 
     def count(self, name: str) -> int:
         """How many listeners ``name`` has."""

@@ -169,7 +169,7 @@ class Fiber:
 
     async def _start(self) -> None:
         from .context import Context
-        from .service import Service
+        from .service import Service, unwrap
 
         missing = self.runtime.missing(self)
         if missing:
@@ -190,8 +190,8 @@ class Fiber:
             result = self.spec.apply(ctx, self.config)
             if inspect.isawaitable(result):
                 result = await result
-            if isinstance(result, Service):
-                await result.start()
+            if isinstance(result, Service) and unwrap(result) is result:
+                await result.start()  # a new service (a view of one started already passes)
                 ctx.effect(lambda: result.stop)
             elif callable(result) and not self.spec.is_class:
                 ctx.effect(lambda: result)

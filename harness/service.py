@@ -59,8 +59,10 @@ class ServiceView(Generic[S]):
     Attribute access passes through (methods marked :func:`caller_aware` receive the viewing
     context), and so do the protocols people use on a value: ``str``/``format``/``repr``,
     equality and hashing by the underlying value, ordering, item access, calls, ``len``,
-    iteration, ``in``, ``bool``, ``int``/``float``/``index``. ``isinstance`` sees the view
-    (its class is not faked); :func:`unwrap` gives the object itself.
+    iteration, ``in``, ``bool``, ``int``/``float``/``index``. It answers as its service's
+    class, as ``wrapt.ObjectProxy`` does: ``isinstance(ctx.tools, ToolsService)`` is true
+    (and so is ``isinstance(view, ServiceView)``; ``type(view)`` is the view's own class).
+    :func:`unwrap` gives the object itself.
     """
 
     __slots__ = ("_caller", "_service")
@@ -71,6 +73,10 @@ class ServiceView(Generic[S]):
     def __init__(self, service: S, caller: Context) -> None:
         object.__setattr__(self, "_service", service)
         object.__setattr__(self, "_caller", caller)
+
+    @property  # type: ignore[misc]  # a proxy's class is its target's: isinstance passes
+    def __class__(self) -> type[Any]:
+        return type(object.__getattribute__(self, "_service"))
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._service, name)

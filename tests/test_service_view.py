@@ -61,14 +61,59 @@ async def test_a_view_behaves_as_the_value_for_the_usual_protocols() -> None:
         assert [10, 20, 30][root.one] == 20  # __index__
 
 
-async def test_a_view_is_not_disguised_as_its_service() -> None:
+class Store:
+    """A service class of the test's own (not a Service subclass)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+
+async def test_a_view_passes_isinstance_as_its_service() -> None:
+    """DESIGN §2: ctx.<name> and ctx.get(name) answer as the service's class, on the root
+    and inside plugins, as wrapt.ObjectProxy does; unwrap gives the object itself."""
+    seen: dict[str, Any] = {}
+
+    def reader(ctx: Context) -> None:
+        seen["tools"] = ctx.tools
+        seen["get"] = ctx.get("tools")
+        seen["typed"] = ctx.get(ToolsService)
+        seen["store"] = ctx.store
+        seen["optional"] = ctx.get("store")
+
+    reader.inject = {"tools": {}, "store": {"required": False}}  # type: ignore[attr-defined]
     async with Context() as root:
         await root.plugin(ToolsService)
-        view = root.tools
-        assert type(view) is ServiceView
-        assert not isinstance(view, ToolsService)
-        assert isinstance(unwrap(view), ToolsService)
-        assert view == unwrap(view)
+        store = Store()
+        root.provide("store", store)
+        await root.plugin(reader)
+        views = {
+            "root tools": root.tools,
+            "root get": root.get("tools"),
+            "root typed": root.get(ToolsService),
+            "root service": root.service(ToolsService),
+            **{f"plugin {key}": value for key, value in seen.items()},
+        }
+        for label, view in views.items():
+            assert type(view) is ServiceView, label
+            assert isinstance(view, ServiceView), label
+            assert view.__class__ is type(unwrap(view)), label
+        tools = unwrap(root.tools)
+        for label in ("root tools", "root get", "root typed", "root service", "plugin tools"):
+            view = views[label]
+            assert isinstance(view, ToolsService), label
+            assert isinstance(view, type(tools).__mro__[1]), label  # its bases too
+            assert not isinstance(view, Store), label
+            assert unwrap(view) is tools, label
+            assert view == tools, label
+        for label in ("plugin store", "plugin optional"):
+            view = views[label]
+            assert isinstance(view, Store), label
+            assert not isinstance(view, ToolsService), label
+            assert unwrap(view) is store, label
+            view.items.append(label)  # attribute reads and writes reach the service
+            setattr(view, "note", label)  # noqa: B010  (the view's own __setattr__)
+        assert store.items == ["plugin store", "plugin optional"]
+        assert getattr(store, "note") == "plugin optional"  # noqa: B009
 
 
 async def test_typed_access_by_class() -> None:

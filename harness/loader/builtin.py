@@ -28,6 +28,7 @@ BUILTINS: dict[str, Any] = _Builtins(
     {
         "tools": ToolsService,
         "openai": "harness.llm.openai_chat:OpenAIChat",
+        "anthropic": "harness.llm.anthropic_messages:AnthropicChat",
         "agent": "harness.agent.agent_service:AgentService",
         "mcp-client": "harness.gateway:plugin",
         "ray-executor": "harness.executor:plugin",

@@ -122,6 +122,11 @@ class Slots:
         if not _same_inject(good, plan):
             await self.replace([(slot, slot.resolved, plan)])
             return
+        with self.holding([fiber]):
+            await self._restart(slot, plan, good, fiber)
+
+    async def _restart(self, slot: Slot, plan: Plan, good: Plan, fiber: Fiber) -> None:
+        assert slot.resolved is not None
         try:
             await fiber.update(plan.config)
         except ConfigError as exc:  # refused: the old config keeps running
@@ -148,7 +153,28 @@ class Slots:
         fails, the new ones are disposed, ``undo`` runs, every slot that was serving gets
         its previous version back and the failure is returned (and kept on its slot); a slot
         with no previous version keeps its new fiber, failed or not.
+
+        Calls that the swap concerns wait for it (see :meth:`holding`).
         """
+        running = [slot.fiber for slot, _, _ in changes if slot.fiber is not None and serving(slot)]
+        with self.holding(running):
+            return await self._replace(changes, undo)
+
+    def holding(self, fibers: list[Fiber]) -> contextlib.AbstractContextManager[object]:
+        """The tools service's hold over ``fibers`` for one transaction: calls to their
+        tools, or every call when one of them checks calls, wait until it ends (to callers
+        a reload is atomic, see :mod:`harness.tools.holds`)."""
+        tools = self.root.get("tools")
+        if tools is None or not fibers:
+            return contextlib.nullcontext()
+        hold: contextlib.AbstractContextManager[object] = tools.reloading(fibers)
+        return hold
+
+    async def _replace(
+        self,
+        changes: list[tuple[Slot, Resolved, Plan]],
+        undo: Callable[[], None] | None,
+    ) -> Problem | None:
         before = [(slot.resolved, slot.good if serving(slot) else None) for slot, _, _ in changes]
         for slot, _, _ in reversed(changes):
             await self.drop(slot)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pydantic
 
+RELOAD_WAIT = 10.0
+"""Default seconds a call waits for a reload transaction that concerns it (see holds)."""
+
 
 class ToolsConfig(pydantic.BaseModel):
     """Config of the tools service (``name: harness:tools`` in cordis.yml)."""
@@ -16,3 +19,6 @@ class ToolsConfig(pydantic.BaseModel):
     """Default bound on concurrent calls in ``execute_many``."""
     strict: bool = False
     """Default strictness of ``schemas("openai")``."""
+    reload_wait: float = pydantic.Field(RELOAD_WAIT, ge=0, allow_inf_nan=False)
+    """Seconds a call waits for a reload of its tool's entry, or of a plugin that checks
+    calls, before it is refused (0: refused at once)."""

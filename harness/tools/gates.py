@@ -1,9 +1,13 @@
 """Fail-closed gates: tools a policy gated stay refused while that policy is not loaded.
 
 A plugin that decides which calls may run (the ``policy``) opens a gate with
-``ctx.tools.gate(key, gated)`` as it applies. When it unloads — its own hot reload, a config
-change, a failed apply — its listeners are gone, but the gate stays behind, closed: a call to
-a tool ``gated`` names is denied until a plugin opens the gate of the same ``key`` again.
+``ctx.tools.gate(key, gated)`` as it applies. When it unloads — a config change, a failed
+apply — its listeners are gone, but the gate stays behind, closed: a call to a tool ``gated``
+names is denied until a plugin opens the gate of the same ``key`` again.
+
+The gates also keep the open reload holds (:mod:`.holds`): during a reload transaction
+calls it concerns wait instead. ``engaged`` is the one flag the call path reads: False while
+no gate is closed and no hold is open.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import logging
 from collections.abc import Callable
 
 from .calls import ToolCall, ToolResult
+from .holds import Hold, wait
 
 _log = logging.getLogger("harness.tools")
 
@@ -26,18 +31,48 @@ class Gates:
         self._open: dict[str, Gated] = {}
         self.closed: dict[str, tuple[Gated, str]] = {}
         """Gates whose holder is not loaded: key → (gated, who held it)."""
+        self.holds: list[Hold] = []
+        """The open reload transactions."""
+        self.engaged = False
+        """True while a gate is closed or a hold is open: calls must look here first."""
 
     def open(self, key: str, gated: Gated, holder: str) -> Callable[[], None]:
         """Open (or replace) the gate ``key``; return the cleanup that closes it."""
         self.closed.pop(key, None)
         self._open[key] = gated
+        self._update()
 
         def close() -> None:
             if self._open.get(key) is gated:
                 del self._open[key]
                 self.closed[key] = (gated, holder)
+                self._update()
 
         return close
+
+    def begin(self, hold: Hold) -> None:
+        """Open ``hold``: the calls it concerns wait from now on."""
+        self.holds.append(hold)
+        self._update()
+
+    def end(self, hold: Hold) -> None:
+        """End ``hold``: the calls waiting for it go on (a second call is a no-op)."""
+        if hold in self.holds:
+            self.holds.remove(hold)
+            self._update()
+        hold.done.set()
+
+    async def admit(self, call: ToolCall, seconds: float) -> ToolResult | None:
+        """Wait out the holds that concern ``call`` (at most ``seconds``), then check the
+        closed gates: None to go on, else the result that ends the call."""
+        if self.holds:
+            refused = await wait(self.holds, call, seconds)
+            if refused is not None:
+                return refused
+        return self.held(call) if self.closed else None
+
+    def _update(self) -> None:
+        self.engaged = bool(self.closed or self.holds)
 
     def held(self, call: ToolCall) -> ToolResult | None:
         """The denial of ``call`` by a closed gate, or None."""

@@ -60,6 +60,8 @@ class Tools(Protocol):
     _definitions: dict[str, ToolDefinition]
     _inherited: Inherited
 
+    async def _reloaded(self, name: str) -> ToolDefinition | None: ...
+
 
 _log = logging.getLogger("harness.tools")
 _isfinite = math.isfinite
@@ -96,16 +98,16 @@ async def execute(
     held = False
     try:
         tool = tools._definitions.get(call.name)
-        fast = not layers and not gates.closed and tool is not None and approval is None
-        if fast:  # -- the fast branch: nobody listens to any stage, no gate is closed -------
+        fast = not layers and not gates.engaged and tool is not None and approval is None
+        if fast:  # -- the fast branch: no stage has listeners, no gate is closed or held ----
             ran: ToolResult | Awaitable[ToolResult] = innermost(
                 tool, call, tools.config.timeout, loop
             )
         else:  # -- the general branch: the stages that have listeners, and the gates ------
-            # (an unknown tool comes here too: a reload holding its entry would wait here)
-            # policy: a gate its policy left closed while unloaded, then tools/pre-execute
-            if gates.closed:
-                denial = gates.held(call)
+            # policy: a gate its policy left closed while unloaded (a reload of the call's
+            # tool, or of a plugin that checks calls, is waited for), then tools/pre-execute
+            if gates.engaged:
+                denial = await gates.admit(call, tools.config.reload_wait)
             if denial is None and "tools/pre-execute" in layers:
                 decision = await bus.waterfall("tools/pre-execute", (call,), _allow)
                 if decision != "allow":  # approval: deny, or ask the approval object
@@ -120,8 +122,7 @@ async def execute(
                     inner = partial(innermost_async, tools, call)
                     ran = bus.waterfall("tools/execute", (call,), inner)
                 else:  # the registry of this moment: a reload may have run meanwhile
-                    tool = tools._definitions.get(call.name)
-                    ran = innermost(tool, call, tools.config.timeout, loop)
+                    ran = innermost(await current(tools, call), call, tools.config.timeout, loop)
         result = ran if isinstance(ran, ToolResult) else _checked(await ran, "tools/execute")
         if not fast and denial is None and "tools/post-execute" in layers:  # stage 3
             after = bus.waterfall("tools/post-execute", (call, result), partial(_same, result))
@@ -190,8 +191,17 @@ def innermost(
 async def innermost_async(tools: Tools, call: ToolCall) -> ToolResult:
     """:func:`innermost` with the registry of this moment, awaited: the innermost ``next`` of
     ``tools/execute``, and what an executor runs for a call its host decided on."""
-    ran = innermost(tools._definitions.get(call.name), call, tools.config.timeout, running_loop())
+    ran = innermost(await current(tools, call), call, tools.config.timeout, running_loop())
     return ran if isinstance(ran, ToolResult) else await ran
+
+
+async def current(tools: Tools, call: ToolCall) -> ToolDefinition | None:
+    """The call's tool in the registry of this moment; if its entry began to reload since
+    the call was admitted, the new version once the transaction ends (bounded)."""
+    tool = tools._definitions.get(call.name)
+    if tool is None and tools._gates.holds:
+        tool = await tools._reloaded(call.name)
+    return tool
 
 
 async def _finish(

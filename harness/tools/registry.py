@@ -8,11 +8,14 @@ not per call. :class:`~harness.tools.tools_service.ToolsService` adds the execut
 from __future__ import annotations
 
 import builtins
+import contextlib
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..errors import ToolConflict, ToolDefinitionError
 from ..service import caller_aware
@@ -21,6 +24,7 @@ from .config import ToolsConfig
 from .define import ToolDefinition
 from .function import tool as tool_from_function
 from .gates import Gates
+from .holds import PIPELINE, Hold
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -196,6 +200,50 @@ class ToolRegistry:
         dispose: Callable[[], None] = owner.effect(lambda: self._gates.open(key, gated, holder))
         return dispose
 
+    # -- reload transactions -------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reloading(self, fibers: Collection[Fiber]) -> Iterator[Hold | None]:
+        """Hold the calls that replacing ``fibers`` concerns until the block ends.
+
+        The host wraps each transaction that disposes running fibers and applies their new
+        versions (or the old ones again) in this; see :mod:`.holds` for who waits and how
+        long. Yields the hold, or None when the fibers hold nothing (no tool, no pipeline
+        listener: no call waits).
+        """
+        if not fibers:
+            yield None
+            return
+        held = set(fibers)
+        names = frozenset(
+            name for name, entry in self._tools.items() if _within(entry.context, held)
+        )
+        checks = any(
+            listener.owner is not None and _within(listener.owner, held)
+            for stage in PIPELINE
+            for listener in self._bus.listeners(stage)
+        )
+        if not names and not checks:
+            yield None
+            return
+        hold = Hold(names, checks, ", ".join(f"plugin {fiber.name!r}" for fiber in fibers))
+        self._gates.begin(hold)
+        try:
+            yield hold
+        finally:
+            self._gates.end(hold)
+
+    async def _reloaded(self, name: str) -> ToolDefinition | None:
+        """The tool ``name`` once the transaction that removed it has ended (None when no
+        open hold had it, or past the bound): for a call that passed the holds, then waited
+        in a listener while its tool's entry began to reload."""
+        for hold in self._gates.holds:
+            if name in hold.names:
+                with contextlib.suppress(TimeoutError):
+                    with anyio.fail_after(self.config.reload_wait):
+                        await hold.done.wait()
+        return self._definitions.get(name)
+
     def _changed(self) -> None:
         self._order = None
         self._snapshots.clear()
@@ -213,3 +261,13 @@ class ToolRegistry:
 
             self._order = sorted(self._tools, key=lambda name: rank(self._tools[name]))
         return self._order
+
+
+def _within(ctx: Context, fibers: set[Fiber]) -> bool:
+    """Whether ``ctx`` belongs to one of ``fibers`` or to a plugin below one."""
+    fiber = ctx.fiber
+    while fiber is not None:
+        if fiber in fibers:
+            return True
+        fiber = fiber.parent.fiber
+    return False

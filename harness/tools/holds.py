@@ -1,0 +1,85 @@
+"""Reload holds: to callers, a reload is atomic.
+
+While the host swaps an entry's code (a hot reload, or a config change that restarts it), the
+entry's tools and listeners are gone for a moment: the old fiber is disposed before the new
+one applies. The host opens a :class:`Hold` over the fibers it replaces for the length of
+that transaction (:meth:`~harness.tools.registry.ToolRegistry.reloading`). A call that
+arrives meanwhile waits for the hold to end when it concerns the call:
+
+- the call's tool belonged to one of the fibers (it runs on the new version afterwards, or
+  on the old one when the transaction rolled back: it never finds the tool missing);
+- one of the fibers wraps the pipeline, with a ``tools/pre-execute``, ``tools/execute`` or
+  ``tools/post-execute`` listener: then every call waits, so none runs unchecked between the
+  old listeners' removal and the new ones' arrival.
+
+The wait is bounded by the tools service's ``reload_wait`` (seconds, default
+:data:`~harness.tools.config.RELOAD_WAIT`). Past it the call is refused, never run: ``denied``
+when a checker was reloading, ``timeout`` when only its tool's entry was, each saying who
+and what to do. Calls that do not concern a hold never wait.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from .calls import ToolCall, ToolResult
+
+PIPELINE = ("tools/pre-execute", "tools/execute", "tools/post-execute")
+"""The stages whose listeners check or wrap every call: reloading one holds every call."""
+
+
+class Hold:
+    """One reload transaction, as calls see it."""
+
+    __slots__ = ("checks", "done", "names", "who")
+
+    def __init__(self, names: frozenset[str], checks: bool, who: str) -> None:
+        self.names = names
+        """The tools the replaced fibers had registered when the transaction began."""
+        self.checks = checks
+        """True when one of the replaced fibers listened on a pipeline stage."""
+        self.who = who
+        """The replaced plugins, for messages (``plugin 'a', plugin 'b'``)."""
+        self.done = anyio.Event()
+
+    def concerns(self, name: str) -> bool:
+        """Whether a call to ``name`` must wait for this transaction."""
+        return self.checks or name in self.names
+
+
+async def wait(holds: list[Hold], call: ToolCall, seconds: float) -> ToolResult | None:
+    """Wait until no open hold concerns ``call``; None then, or the refusal past ``seconds``.
+
+    ``holds`` is the live list the registry keeps (holds leave it as they end); the holds
+    are looked at again after each wake-up, so a transaction that began meanwhile is waited
+    for too, within the same bound.
+    """
+    with anyio.move_on_after(seconds):
+        while True:
+            for hold in holds:
+                if hold.concerns(call.name):
+                    break
+            else:
+                return None
+            await hold.done.wait()
+    late = [hold for hold in holds if hold.concerns(call.name)]
+    if not late:  # it ended as the bound ran out
+        return None
+    who = ", ".join(dict.fromkeys(hold.who for hold in late))
+    checker = [hold for hold in late if hold.checks]
+    if checker:
+        return ToolResult.failure(
+            call,
+            "denied",
+            f"Tool denied: {', '.join(dict.fromkeys(h.who for h in checker))}, which checks "
+            f"calls before they run, is being reloaded and the reload did not finish within "
+            f"{seconds:g} seconds (the tools service's reload_wait); the call was refused, "
+            "not run unchecked: try again, and see the host log if it persists",
+        )
+    return ToolResult.failure(
+        call,
+        "timeout",
+        f"Tool {call.name} is being reloaded ({who}) and the reload did not finish within "
+        f"{seconds:g} seconds (the tools service's reload_wait); the call did not run: "
+        "try again, and see the host log if it persists",
+    )
