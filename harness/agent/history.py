@@ -1,11 +1,11 @@
-"""Chat messages: what the model is sent, rebuilt from a session's event log."""
+"""The conversation as the model is sent it, rebuilt from a session's event log."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from ..llm.base import RequestedCall
+from ..llm.base import AssistantMessage, Message, RequestedCall, ToolMessage, UserMessage
 
 
 def arguments_of(raw: str) -> Any:
@@ -31,15 +31,21 @@ def for_model(result: dict[str, Any]) -> str:
         return json.dumps(str(value), ensure_ascii=False)
 
 
-def history_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The chat messages a log describes."""
-    history: list[dict[str, Any]] = []
+def tool_message(call_id: str, name: str, result: dict[str, Any]) -> ToolMessage:
+    """A result (``ToolResult.to_dict()``) as the model reads it."""
+    return ToolMessage(call_id, name, for_model(result), bool(result.get("ok")))
+
+
+def history_of(events: list[dict[str, Any]]) -> list[Message]:
+    """The messages a log describes."""
+    history: list[Message] = []
+    names: dict[str, str] = {}
     for event in events:
         kind = event.get("type")
         if kind == "turn/start":
-            history.append({"role": "user", "content": str(event.get("input", ""))})
+            history.append(UserMessage(str(event.get("input", ""))))
         elif kind == "assistant/message":
-            calls = [
+            calls = tuple(
                 RequestedCall(
                     str(item.get("id")),
                     str(item.get("name")),
@@ -48,13 +54,16 @@ def history_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     else compact(item.get("args")),
                 )
                 for item in event.get("tool_calls") or []
-            ]
-            history.append(assistant_message(str(event.get("text") or ""), calls))
-        elif kind == "tool/result" and not event.get("parent"):  # not a program's inner call
-            result = event.get("result") or {}
-            history.append(
-                {"role": "tool", "tool_call_id": str(event.get("id")), "content": for_model(result)}
             )
+            names.update((c.id, c.name) for c in calls)
+            thinking = event.get("thinking") or ()
+            blocks = tuple(b for b in thinking if isinstance(b, dict))
+            history.append(AssistantMessage(str(event.get("text") or ""), calls, blocks))
+        elif kind == "tool/result" and not event.get("parent"):  # not a program's inner call
+            call_id = str(event.get("id"))
+            result = event.get("result") or {}
+            name = names.get(call_id) or str(result.get("name") or "")
+            history.append(tool_message(call_id, name, result))
     return history
 
 
@@ -65,13 +74,3 @@ def normal_call(item: RequestedCall) -> RequestedCall:
 
 def compact(value: Any) -> str:
     return json.dumps(value if value is not None else {}, ensure_ascii=False, separators=(",", ":"))
-
-
-def assistant_message(text: str, calls: list[RequestedCall]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in calls
-        ]
-    return message

@@ -4,7 +4,7 @@ A turn starts with a user message and runs steps: each step sends the system pro
 history and the visible tools' schemas, streams the answer, and runs the tool calls it asks
 for through the pipeline (``tools.execute_many``, results in the model's order). It ends
 ``done`` (an answer without tool calls), ``max_steps`` (after the wrap-up request made with
-``tool_choice: "none"``), ``cancelled`` or ``error``. One turn runs at a time; messages sent
+the model may not call tools), ``cancelled`` or ``error``. One turn runs at a time; messages sent
 meanwhile wait their turn. Every event is logged, published to the turn's reader and
 emitted as ``agent/event``.
 """
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from ..llm.base import ChatRequest, LLMError, RequestedCall
+from ..llm.base import AssistantMessage, ChatRequest, LLMError, RequestedCall, UserMessage
 from ..tools.calls import ToolCall, ToolResult
 from .approvals import current_session
-from .history import arguments_of, assistant_message, for_model, history_of, normal_call
+from .history import arguments_of, history_of, normal_call, tool_message
 from .log import LogWriter, now
 from .turn_events import TurnEvents
 
@@ -186,7 +186,7 @@ class Session:
         self._turns += 1
         turn = self._turns
         self.record("turn/start", turn=turn, input=text)
-        self.history.append({"role": "user", "content": text})
+        self.history.append(UserMessage(text))
         reason, error = "cancelled", None
         try:
             with anyio.CancelScope() as scope:
@@ -215,11 +215,8 @@ class Session:
             step = self._step = _Step(turn, step_number)
             self.record("step/start", turn=turn, step=step_number)
             visible = agent.visible_tools()
-            schemas = [schema for name, schema in visible.items()]
-            messages = [{"role": "system", "content": agent.system_prompt}, *self.history]
-            if wrap:
-                messages.append({"role": "user", "content": WRAP_UP})
-            request = ChatRequest(messages, schemas, "none" if wrap and schemas else None)
+            messages = [*self.history, UserMessage(WRAP_UP)] if wrap else list(self.history)
+            request = ChatRequest(agent.system_prompt, messages, list(visible.values()), not wrap)
 
             def on_text(piece: str, step: _Step = step) -> None:
                 step.text.append(piece)
@@ -237,15 +234,21 @@ class Session:
             calls = [] if wrap else list(answer.tool_calls)
             step.answered = True
             step.calls = calls
+            extra = {"thinking": list(answer.thinking)} if answer.thinking else {}
             self.record(
                 "assistant/message",
                 text=answer.text,
                 tool_calls=[
                     {"id": c.id, "name": c.name, "args": arguments_of(c.arguments)} for c in calls
                 ],
+                **extra,
             )
             # arguments that parse are kept compact, as a resumed history has them
-            self.history.append(assistant_message(answer.text, [normal_call(c) for c in calls]))
+            self.history.append(
+                AssistantMessage(
+                    answer.text, tuple(normal_call(c) for c in calls), tuple(answer.thinking)
+                )
+            )
             if calls:
                 await self._run_calls(step, visible)
             self._step = None
@@ -310,9 +313,7 @@ class Session:
             data = result.to_dict()
             step.reported.add(item.id)
             self.record("tool/result", id=item.id, result=data, duration_ms=round(duration, 3))
-            self.history.append(
-                {"role": "tool", "tool_call_id": item.id, "content": for_model(data)}
-            )
+            self.history.append(tool_message(item.id, item.name, data))
 
     def _settle(self) -> None:
         """After a cancelled or failed step: keep streamed text, answer every call."""
@@ -324,7 +325,7 @@ class Session:
             text = "".join(step.text)
             if text:
                 self.record("assistant/message", text=text, tool_calls=[])
-                self.history.append(assistant_message(text, []))
+                self.history.append(AssistantMessage(text))
         else:
             self._report(step, "the turn was cancelled")
         self.record("step/end", turn=step.turn, step=step.step, usage={})
@@ -353,9 +354,7 @@ class Session:
                 call_id, name, None, [{"type": "text", "text": message}], message, "cancelled"
             ).to_dict()
             self.record("tool/result", id=call_id, result=data, duration_ms=0.0)
-            self.history.append(
-                {"role": "tool", "tool_call_id": call_id, "content": for_model(data)}
-            )
+            self.history.append(tool_message(call_id, name, data))
         self.record(
             "turn/end",
             turn=open_turn,

@@ -1,5 +1,25 @@
-"""Models behind the ``llm`` service: the interface, and the OpenAI-compatible provider."""
+"""Models behind the ``llm`` service: the neutral interface, and the providers."""
 
-from .base import LLM, ChatRequest, Completion, LLMError, RequestedCall
+from .base import (
+    LLM,
+    AssistantMessage,
+    ChatRequest,
+    Completion,
+    LLMError,
+    Message,
+    RequestedCall,
+    ToolMessage,
+    UserMessage,
+)
 
-__all__ = ["LLM", "ChatRequest", "Completion", "LLMError", "RequestedCall"]
+__all__ = [
+    "LLM",
+    "AssistantMessage",
+    "ChatRequest",
+    "Completion",
+    "LLMError",
+    "Message",
+    "RequestedCall",
+    "ToolMessage",
+    "UserMessage",
+]

@@ -1,23 +1,29 @@
-"""The ``llm`` service interface: one streamed chat completion per call.
+"""The ``llm`` service interface: one streamed model request per call, in neutral terms.
 
-A provider is a plugin that provides a service named ``llm`` with one method::
+A provider is a plugin that provides a service named ``llm``::
 
+    schema_format: str   # "openai" or "anthropic": the shape of request.tools it wants
     async def complete(request: ChatRequest, on_text: Callable[[str], None] | None) -> Completion
 
-``request.messages`` are OpenAI chat messages (``system``, ``user``, ``assistant`` with
-``tool_calls``, ``tool`` with ``tool_call_id``), ``request.tools`` the registry's schemas in the
-OpenAI format, ``request.tool_choice`` None (the model decides) or ``"none"`` (answer in text).
-The provider translates them for its API, calls ``on_text`` with each piece of text as it
-streams, retries what is worth retrying, and returns the whole answer, or raises
-:class:`LLMError` with a message for the person at the terminal (what failed, what to check).
-Cancellation (the caller's cancel scope) must stop the request promptly.
+The agent speaks no provider's dialect: ``request.system`` is the system prompt,
+``request.messages`` the history as :class:`UserMessage`, :class:`AssistantMessage` and
+:class:`ToolMessage` (tool results, each naming its call), ``request.tools`` the visible tools'
+schemas in the provider's ``schema_format`` (the registry builds and caches them), and
+``request.use_tools`` False when the model must answer in text (the wrap-up step: the tools stay
+listed, so the calls in the history remain valid). The provider translates all of it for its
+API, calls ``on_text`` with each piece of text as it streams, retries what is worth retrying,
+and returns the whole answer, or raises :class:`LLMError` with a message for the person at the
+terminal (what failed, what to check). Cancellation (the caller's cancel scope) must stop the
+request promptly. Whatever a provider needs back in later requests (Anthropic's signed thinking
+blocks) travels in :attr:`Completion.thinking`: the agent logs it with the answer and hands it
+back in the :class:`AssistantMessage`, unread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from ..errors import HarnessError
 
@@ -37,12 +43,48 @@ class RequestedCall:
 
 
 @dataclass(frozen=True, slots=True)
+class UserMessage:
+    """What the person said (or the agent's wrap-up note)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """What the model answered: text, tool calls, and the provider's blocks to hand back."""
+
+    text: str = ""
+    calls: tuple[RequestedCall, ...] = ()
+    thinking: tuple[dict[str, Any], ...] = ()
+    """Opaque blocks from :attr:`Completion.thinking`, returned to the provider as they came."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMessage:
+    """The result of one tool call, as the model reads it."""
+
+    call_id: str
+    name: str
+    content: str
+    """The canonical value, or ``{"error", "code"}``, as compact JSON."""
+    ok: bool = True
+
+
+Message = UserMessage | AssistantMessage | ToolMessage
+
+FINISH_REASONS = ("stop", "tool_calls", "length", "refused", "paused")
+"""The neutral ``finish_reason`` values (None when the server gave none)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ChatRequest:
     """One request to the model."""
 
-    messages: list[dict[str, Any]]
+    system: str
+    messages: list[Message]
     tools: list[dict[str, Any]] = field(default_factory=list)
-    tool_choice: Literal["none"] | None = None
+    use_tools: bool = True
+    """False: the model must answer in text now (it may not call the listed tools)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +94,22 @@ class Completion:
     text: str = ""
     tool_calls: tuple[RequestedCall, ...] = ()
     usage: dict[str, int] = field(default_factory=dict)
-    """Token counts as the server reports them (``prompt_tokens``, ``completion_tokens``...)."""
+    """Token counts in the provider's own fields (``prompt_tokens``, ``input_tokens``,
+    ``cache_read_input_tokens``...), as the server reports them; logged in ``step/end``."""
     finish_reason: str | None = None
+    """One of :data:`FINISH_REASONS`, mapped from the provider's own reason."""
+    thinking: tuple[dict[str, Any], ...] = ()
+    """Blocks the provider needs back in the next request (kept in the history and the log)."""
+    input_tokens: int | None = None
+    """Every input token of the request, cached ones included (None when not reported)."""
+    output_tokens: int | None = None
 
 
 class LLM(Protocol):
     """What the agent needs from the ``llm`` service."""
+
+    schema_format: str
+    """The registry schema format ``request.tools`` is given in (``openai``, ``anthropic``)."""
 
     async def complete(
         self, request: ChatRequest, on_text: Callable[[str], None] | None = None

@@ -13,23 +13,25 @@ The official ``openai`` SDK is imported when the plugin loads, not when harness 
 
 from __future__ import annotations
 
-import ipaddress
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import anyio
 import pydantic
 
 from ..service import Service
-from .base import ChatRequest, Completion, LLMError, RequestedCall
+from .base import (
+    AssistantMessage,
+    ChatRequest,
+    Completion,
+    Message,
+    RequestedCall,
+    ToolMessage,
+)
+from .retries import Endpoint, is_local, with_retries
 
 if TYPE_CHECKING:
     from ..context import Context
-
-_log = logging.getLogger("harness.llm")
-MAX_RETRY_AFTER = 60.0
 
 
 class OpenAIConfig(pydantic.BaseModel):
@@ -66,22 +68,12 @@ class OpenAIConfig(pydantic.BaseModel):
 
     @pydantic.model_validator(mode="after")
     def _check_key(self) -> OpenAIConfig:
-        if not self.api_key and not _is_local(urlsplit(self.base_url).hostname or ""):
+        if not self.api_key and not is_local(urlsplit(self.base_url).hostname or ""):
             raise ValueError(
                 f"api_key is empty, and {self.base_url} is not a local server; set api_key "
                 "(for instance api_key: ${OPENAI_API_KEY}) and export the key"
             )
         return self
-
-
-def _is_local(host: str) -> bool:
-    if host == "localhost" or host.endswith((".local", ".localhost", ".internal", ".lan")):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return "." not in host  # a bare host name on the local network
-    return address.is_loopback or address.is_private or address.is_link_local
 
 
 class OpenAIChat(Service):
@@ -90,6 +82,7 @@ class OpenAIChat(Service):
     name = "openai"
     provides = ("llm",)
     Config = OpenAIConfig
+    schema_format = "openai"
 
     def __init__(self, ctx: Context, config: OpenAIConfig) -> None:
         super().__init__(ctx, "llm")
@@ -104,6 +97,13 @@ class OpenAIChat(Service):
             max_retries=0,  # retried here, so a stream that breaks is retried too
             default_headers=config.headers or None,
         )
+        self._endpoint = Endpoint(
+            config.base_url,
+            config.model,
+            config.timeout,
+            config.retry_backoff,
+            not_found_hint="check base_url (it usually ends in /v1)",
+        )
 
     async def stop(self) -> None:
         await self.client.close()
@@ -112,42 +112,26 @@ class OpenAIChat(Service):
         self, request: ChatRequest, on_text: Callable[[str], None] | None = None
     ) -> Completion:
         """One streamed completion, retried as the config says."""
-        shown = False
-
-        def show(text: str) -> None:
-            nonlocal shown
-            shown = True
-            if on_text is not None:
-                on_text(text)
-
-        attempts = self.config.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            try:
-                return await self._stream(request, show)
-            except Exception as exc:
-                retry, wait, message = self._classify(exc, attempt, attempts)
-                if not retry or shown or attempt == attempts:
-                    if shown and retry:
-                        message += " (not retried: part of the answer was already shown)"
-                    raise LLMError(message) from None
-                _log.info(
-                    "%s; retrying in %.2f s (attempt %d of %d)", message, wait, attempt, attempts
-                )
-                await anyio.sleep(wait)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return await with_retries(
+            lambda show: self._stream(request, show),
+            on_text,
+            self._openai,
+            self._endpoint,
+            self.config.max_retries,
+        )
 
     async def _stream(self, request: ChatRequest, show: Callable[[str], None]) -> Completion:
         body: dict[str, Any] = {
             **self.config.params,
             "model": self.config.model,
-            "messages": request.messages,
+            "messages": openai_messages(request.system, request.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
         if request.tools:
             body["tools"] = request.tools
-            if request.tool_choice is not None:
-                body["tool_choice"] = request.tool_choice
+            if not request.use_tools:
+                body["tool_choice"] = "none"
         stream = await self.client.chat.completions.create(**body)
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
@@ -186,119 +170,40 @@ class OpenAIChat(Service):
             )
             for index, slot in sorted(calls.items())
         )
-        return Completion("".join(text), tool_calls, usage, finish)
-
-    def _classify(self, exc: Exception, attempt: int, attempts: int) -> tuple[bool, float, str]:
-        """``(retry, seconds to wait, message)`` for a failed attempt."""
-        openai = self._openai
-        where = self.config.base_url
-        wait = min(self.config.retry_backoff * 2 ** (attempt - 1), 30.0)
-        tried = f" after {attempt} attempt{'s' if attempt > 1 else ''}"
-        if isinstance(exc, openai.APITimeoutError):
-            return (
-                True,
-                wait,
-                (
-                    f"no answer from the model server at {where} within {self.config.timeout:g} s"
-                    f"{tried}; check that it is running, or raise the entry's timeout"
-                ),
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__ or exc
-            if type(cause).__name__ in ("RemoteProtocolError", "ReadError"):
-                return (
-                    True,
-                    wait,
-                    (
-                        f"the answer from the model server at {where} broke off mid-stream{tried} "
-                        f"({type(cause).__name__}: {cause})"
-                    ),
-                )
-            return (
-                True,
-                wait,
-                (
-                    f"cannot reach the model server at {where}{tried} ({type(cause).__name__}: "
-                    f"{cause}); check that the server is running and that base_url is right"
-                ),
-            )
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            detail = _detail(exc)
-            if status == 429 or status >= 500:
-                after = _retry_after(exc)
-                if after is not None:
-                    wait = min(after, MAX_RETRY_AFTER)
-                kind = "rate-limited the request" if status == 429 else "failed"
-                return (
-                    True,
-                    wait,
-                    (f"the model server at {where} {kind} (HTTP {status}){tried}: {detail}"),
-                )
-            if status in (401, 403):
-                return (
-                    False,
-                    0,
-                    (
-                        f"the model server at {where} refused the credentials (HTTP {status}): "
-                        f"{detail}; check the entry's api_key"
-                    ),
-                )
-            if status == 404:
-                return (
-                    False,
-                    0,
-                    (
-                        f"HTTP 404 from {where}: {detail}; check base_url (it usually ends in /v1) "
-                        f"and that the server has the model {self.config.model!r}"
-                    ),
-                )
-            return (
-                False,
-                0,
-                f"the model server at {where} rejected the request (HTTP {status}): {detail}",
-            )
-        if _is_broken_stream(exc):
-            return (
-                True,
-                wait,
-                (
-                    f"the answer from the model server at {where} broke off mid-stream{tried} "
-                    f"({type(exc).__name__}: {exc})"
-                ),
-            )
-        _log.warning("unexpected error from the model server at %s", where, exc_info=exc)
-        return (
-            False,
-            0,
-            (f"unexpected error from the model server at {where}: {type(exc).__name__}: {exc}"),
+        return Completion(
+            "".join(text),
+            tool_calls,
+            usage,
+            _FINISH.get(finish, finish) if finish is not None else None,
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("completion_tokens"),
         )
 
 
-def _detail(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])[:500]
-    return str(getattr(exc, "message", exc))[:500]
+_FINISH = {"function_call": "tool_calls", "content_filter": "refused"}
+"""OpenAI's finish reasons that are not already the neutral names."""
 
 
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    value = None if response is None else response.headers.get("retry-after")
-    try:
-        return None if value is None else max(0.0, float(value))
-    except ValueError:
-        return None
-
-
-def _is_broken_stream(exc: Exception) -> bool:
-    """A transport failure while reading the stream (the SDK's HTTP library raises it)."""
-    if isinstance(exc, EOFError | ConnectionError):
-        return True
-    return any(
-        kind.__name__ in ("TransportError", "HTTPError", "StreamError")
-        and kind.__module__.split(".")[0].startswith("httpx")
-        for kind in type(exc).__mro__
-    )
+def openai_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """The neutral history as OpenAI chat messages (thinking blocks are not OpenAI's)."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            out.append(
+                {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+            )
+        elif isinstance(message, AssistantMessage):
+            item: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            if message.calls:
+                item["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments},
+                    }
+                    for c in message.calls
+                ]
+            out.append(item)
+        else:
+            out.append({"role": "user", "content": message.text})
+    return out

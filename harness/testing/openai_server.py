@@ -53,12 +53,17 @@ def call(name: str, args: dict[str, Any] | str | None = None) -> ScriptedCall:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What the server answers: a text, tool calls, or both."""
+    """What the server answers: a text, tool calls, or both.
+
+    ``thinking`` is the reasoning a Messages-API server streams as a signed thinking block
+    when the request enables thinking (the OpenAI-compatible server has no such block).
+    """
 
     text: str = ""
     tool_calls: tuple[ScriptedCall, ...] = ()
     about: Callable[[str], str] | None = None
     """Composes the text from the last message's text (a tool result, say) when set."""
+    thinking: str = ""
 
     @classmethod
     def program(cls, code: str, text: str = "") -> Reply:
@@ -71,25 +76,26 @@ class Reply:
         return cls(about=about)
 
     @classmethod
-    def say(cls, text: str) -> Reply:
+    def say(cls, text: str, thinking: str = "") -> Reply:
         """A plain text answer (the model is done)."""
-        return cls(text=text)
+        return cls(text=text, thinking=thinking)
 
     @classmethod
-    def calls(cls, *calls: ScriptedCall, text: str = "") -> Reply:
+    def calls(cls, *calls: ScriptedCall, text: str = "", thinking: str = "") -> Reply:
         """An answer asking for tool calls, optionally with some text before them."""
-        return cls(text=text, tool_calls=tuple(calls))
+        return cls(text=text, tool_calls=tuple(calls), thinking=thinking)
 
 
 @dataclass(frozen=True, slots=True)
 class Fault:
     """A scripted failure of one request."""
 
-    kind: Literal["status", "cut", "stall"]
+    kind: Literal["status", "cut", "stall", "error"]
     status: int = 500
     retry_after: float | None = None
     after_chunks: int = 0
     seconds: float = 0.0
+    error_type: str = "overloaded_error"
 
     @classmethod
     def http(cls, status: int, retry_after: float | None = None) -> Fault:
@@ -105,6 +111,12 @@ class Fault:
     def stall(cls, seconds: float, after_chunks: int = 1) -> Fault:
         """Send ``after_chunks`` chunks, then stay silent for ``seconds``, then go on."""
         return cls("stall", after_chunks=after_chunks, seconds=seconds)
+
+    @classmethod
+    def error(cls, error_type: str = "overloaded_error", after_chunks: int = 1) -> Fault:
+        """Send ``after_chunks`` chunks, then an error event of this type, and end the stream
+        (``overloaded_error``, ``api_error``, ``rate_limit_error``, ``invalid_request_error``)."""
+        return cls("error", after_chunks=after_chunks, error_type=error_type)
 
 
 @dataclass
@@ -288,12 +300,16 @@ class ScriptedServer:
     def _choose(self, body: dict[str, Any]) -> tuple[Reply, Fault | None]:
         messages = body.get("messages") or [{}]
         last = messages[-1] if isinstance(messages[-1], dict) else {}
-        tool_name = _tool_name(messages, last)
+        return self._pick(last, _tool_name(messages, last))
+
+    def _pick(self, last: dict[str, Any], tool_name: str | None) -> tuple[Reply, Fault | None]:
+        """The reply (and fault) of the first rule matching ``last``, a message in OpenAI form."""
         for rule in self.rules:
             if rule.matches(last, tool_name):
                 reply = rule.reply
                 if reply.about is not None:
-                    reply = Reply(reply.about(_text_of(last.get("content"))), reply.tool_calls)
+                    text = reply.about(_text_of(last.get("content")))
+                    reply = Reply(text, reply.tool_calls, thinking=reply.thinking)
                 if rule.faults:
                     return reply, rule.faults.pop(0)
                 rule.used += 1
@@ -356,6 +372,11 @@ class ScriptedServer:
                     raise _CutStream  # uvicorn drops the connection mid-body
                 if fault.kind == "stall":
                     await asyncio.sleep(fault.seconds)
+                if fault.kind == "error":
+                    error = {"message": f"scripted fault: {fault.error_type}"}
+                    error["type"] = fault.error_type
+                    yield f"event: error\ndata: {json.dumps({'error': error})}\n\n".encode()
+                    return
             yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
         yield b"data: [DONE]\n\n"
 

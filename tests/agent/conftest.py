@@ -12,6 +12,8 @@ import yaml
 
 from harness.testing import ScriptedServer
 
+from ..providers import PROVIDERS, model_entry, server_for
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "plugins"
 
@@ -68,25 +70,21 @@ def git_repo(path: Path, subjects: list[str]) -> Path:
 
 def config_file(
     folder: Path,
-    url: str,
+    server: ScriptedServer | str,
     entries: list[dict[str, Any]] | None = None,
     agent: dict[str, Any] | None = None,
     model: dict[str, Any] | None = None,
 ) -> Path:
-    """A cordis.yml with the given tool entries, a harness:openai model and an agent."""
+    """A cordis.yml with the given tool entries, the scripted server's model and an agent.
+
+    ``server`` may be a bare URL: a ``harness:openai`` model at that address.
+    """
     items = list(entries or [])
-    items.append(
-        {
-            "id": "model",
-            "name": "harness:openai",
-            "config": {
-                "model": "scripted",
-                "base_url": url,
-                "retry_backoff": 0.01,
-                **(model or {}),
-            },
-        }
-    )
+    if isinstance(server, str):
+        config = {"model": "scripted", "base_url": server, "retry_backoff": 0.01, **(model or {})}
+        items.append({"id": "model", "name": "harness:openai", "config": config})
+    else:
+        items.append(model_entry(server, **(model or {})))
     items.append({"id": "agent", "name": "harness:agent", "config": agent or {}})
     path = folder / "cordis.yml"
     path.write_text(yaml.safe_dump({"insert": items}, sort_keys=False), encoding="utf-8")
@@ -123,7 +121,7 @@ ONE_TOOL_TURN = [
 ]
 """The events of a turn whose first step calls one tool and whose second answers."""
 
-RESUMED_ROLES = ["system", "user", "assistant", "tool", "assistant", "user"]
+RESUMED_ROLES = ["user", "assistant", "tool", "assistant", "user"]
 """The messages sent when a session of one tool-calling turn gets its second message."""
 
 
@@ -141,15 +139,16 @@ async def send_cancelling(
     return events
 
 
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as running:
+@pytest.fixture(params=PROVIDERS)
+def server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
+    """A scripted server of each provider in turn (the tests read requests with ``sent``)."""
+    with server_for(request.param) as running:
         yield running
 
 
 @pytest.fixture
 def anyio_backend() -> str:
-    """asyncio only: the official openai SDK leaves async generators unfinished on trio.
+    """asyncio only: the official SDKs leave async generators unfinished on trio.
 
     The loop itself runs on trio too; tests/agent/test_trio.py drives it there through a
     provider that does not use the SDK.

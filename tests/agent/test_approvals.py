@@ -12,6 +12,7 @@ from harness import Host
 from harness.agent.approvals import ApprovalError
 from harness.testing import Reply, Rule, ScriptedServer, call
 
+from ..providers import call_id, model_yaml, sent
 from .conftest import PLUGINS, turn, write
 
 pytestmark = pytest.mark.anyio
@@ -29,8 +30,7 @@ insert:
         echo: ask         # keep asking
         "write_*": ask
   - id: model
-    name: harness:openai
-    config: {{model: scripted, base_url: "{url}"}}
+    {model}
   - id: agent
     name: harness:agent
     config:
@@ -44,7 +44,8 @@ def setup(tmp_path: Path, server: ScriptedServer, timeout: float = 30) -> Path:
         Rule(Reply.say("finished"), tool="echo"),
     ]
     return write(
-        tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url, timeout=timeout)
+        tmp_path / "cordis.yml",
+        CONFIG.format(plugins=PLUGINS, model=model_yaml(server, "    "), timeout=timeout),
     )
 
 
@@ -68,7 +69,7 @@ async def test_allow_once_runs_the_call_and_asks_again_next_time(
         assert types[3:7] == ["tool/call", "approval/request", "approval/decided", "tool/result"]
         request = next(e for e in events if e["type"] == "approval/request")
         assert request["name"] == "echo"
-        assert request["call_id"] == "call_1"
+        assert request["call_id"] == call_id(server, 1)
         assert request["args"] == {"text": "hi\u202eevil\x07"}
         assert "policy asks before echo runs" in request["reason"]
         decided = next(e for e in events if e["type"] == "approval/decided")
@@ -101,7 +102,7 @@ async def test_deny_with_a_reason_is_told_to_the_model(
     assert result["error"].endswith("(denied by the user: not now)")
     decided = next(e for e in events if e["type"] == "approval/decided")
     assert (decided["decision"], decided["reason"]) == ("deny", "not now")
-    tool_message = server.requests[-1]["messages"][-1]
+    tool_message = sent(server, -1).messages[-1]
     assert '"code":"denied"' in tool_message["content"]
 
 

@@ -14,9 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from harness.testing import Fault, Reply, Rule, ScriptedServer, call
 
 from ..helpers import HARNESS
+from ..providers import PROVIDERS, after_text, model_yaml, sent, server_for
 from .conftest import PLUGINS, RESUMED_ROLES, git_repo, write
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
@@ -31,14 +34,13 @@ insert:
       rules:
         git_log_reader: ask   # ask before reading history
   - id: model
-    name: harness:openai
-    config: {{model: scripted, base_url: "{url}", retry_backoff: 0.01}}
+    {model}
   - id: agent
     name: harness:agent
 """
 
 
-def rules(repo: Path) -> list[Rule]:
+def rules(repo: Path, server: ScriptedServer) -> list[Rule]:
     return [
         Rule(
             Reply.calls(call("git_log_reader", {"repoPath": str(repo)}), text="Let me look."),
@@ -48,7 +50,7 @@ def rules(repo: Path) -> list[Rule]:
         Rule(
             Reply.say("a slow answer that never ends"),
             user="slow",
-            faults=[Fault.stall(60, after_chunks=2)] * 3,
+            faults=[Fault.stall(60, after_chunks=after_text(server, 1))] * 3,
         ),
         Rule(Reply.say("Paris."), user="capital"),
     ]
@@ -124,12 +126,15 @@ class Terminal:
 
 
 @contextmanager
-def chat_terminal(tmp_path: Path, commits: list[str]) -> Iterator[Terminal]:
+def chat_terminal(
+    tmp_path: Path, commits: list[str], provider: str = "openai"
+) -> Iterator[Terminal]:
     """``harness chat`` in a terminal, on a repository of ``commits`` and the scripted model;
     killed at the end if it is still running."""
     repo = git_repo(tmp_path / "repo", commits)
-    with ScriptedServer(rules(repo)) as server:
-        config = write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
+    with server_for(provider) as server:
+        server.rules = rules(repo, server)
+        config = write(tmp_path / "cordis.yml", configured(server))
         term = Terminal(["-c", str(config), "chat"], tmp_path)
         try:
             yield term
@@ -138,8 +143,13 @@ def chat_terminal(tmp_path: Path, commits: list[str]) -> Iterator[Terminal]:
                 term.proc.kill()
 
 
-def test_chat_in_a_terminal_approvals_cancel_and_exit(tmp_path: Path) -> None:
-    with chat_terminal(tmp_path, ["init", "add parser", "fix: parse dates"]) as term:
+def configured(server: ScriptedServer) -> str:
+    return CONFIG.format(plugins=PLUGINS, model=model_yaml(server, "    "))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_chat_in_a_terminal_approvals_cancel_and_exit(tmp_path: Path, provider: str) -> None:
+    with chat_terminal(tmp_path, ["init", "add parser", "fix: parse dates"], provider) as term:
         at = term.expect("you>")
         term.send("show me the recent commits\r")
         at = term.expect("approval needed: git_log_reader", at)
@@ -189,10 +199,12 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_one_message_with_yes_then_sessions_list_and_show(tmp_path: Path) -> None:
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_one_message_with_yes_then_sessions_list_and_show(tmp_path: Path, provider: str) -> None:
     repo = git_repo(tmp_path / "repo", ["init", "fix: parse dates"])
-    with ScriptedServer(rules(repo)) as server:
-        write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
+    with server_for(provider) as server:
+        server.rules = rules(repo, server)
+        write(tmp_path / "cordis.yml", configured(server))
         done = run("chat", "-m", "recent commits please", "--yes", cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert "git_log_reader · done" in done.stdout
@@ -204,8 +216,7 @@ def test_one_message_with_yes_then_sessions_list_and_show(tmp_path: Path) -> Non
         assert again.returncode == 0, again.stderr
         assert f"resumed session {session_id} (1 turns)" in again.stderr
         assert "Paris." in again.stdout
-        history = server.requests[-1]["messages"]
-        assert [m["role"] for m in history] == RESUMED_ROLES
+        assert sent(server, -1).roles == RESUMED_ROLES
 
     listed = run("sessions", "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
@@ -224,8 +235,9 @@ def test_one_message_with_yes_then_sessions_list_and_show(tmp_path: Path) -> Non
 
 def test_without_a_terminal_and_without_yes_approvals_are_denied(tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "repo", ["init"])
-    with ScriptedServer(rules(repo)) as server:
-        write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
+    with ScriptedServer() as server:
+        server.rules = rules(repo, server)
+        write(tmp_path / "cordis.yml", configured(server))
         done = run("chat", "-m", "recent commits", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "deny: no terminal to ask; run harness chat with --yes" in done.stdout
@@ -233,7 +245,8 @@ def test_without_a_terminal_and_without_yes_approvals_are_denied(tmp_path: Path)
 
 
 def test_an_unreachable_model_is_an_error_turn_not_a_traceback(tmp_path: Path) -> None:
-    write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url="http://127.0.0.1:9/v1"))
+    model = 'name: harness:openai\n    config: {model: scripted, base_url: "http://127.0.0.1:9/v1"}'
+    write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, model=model))
     done = run("chat", "-m", "hello", cwd=tmp_path)
     assert done.returncode == 1
     assert "error: cannot reach the model server at http://127.0.0.1:9/v1" in done.stdout

@@ -11,6 +11,7 @@ from harness import Host
 from harness.agent import SessionNotFound
 from harness.testing import Reply, Rule, ScriptedServer, call
 
+from ..providers import sent
 from .conftest import RESUMED_ROLES, config_file, entry, turn
 
 pytestmark = pytest.mark.anyio
@@ -28,7 +29,7 @@ async def test_the_log_is_one_event_per_line_and_resume_rebuilds_the_history(
     tmp_path: Path, server: ScriptedServer
 ) -> None:
     server.rules = rules()
-    config = config_file(tmp_path, server.url, [entry("echo")])
+    config = config_file(tmp_path, server, [entry("echo")])
     async with Host(config) as host:
         session = host.ctx.agent.session()
         events = await turn(session, "echo one")
@@ -45,8 +46,7 @@ async def test_the_log_is_one_event_per_line_and_resume_rebuilds_the_history(
         more = await turn(resumed, "again")
         assert more[0]["seq"] == len(logged) + 1
         assert more[0]["turn"] == 2
-        sent = server.requests[-1]["messages"]
-        assert [m["role"] for m in sent] == RESUMED_ROLES
+        assert sent(server, -1).roles == RESUMED_ROLES
         listed = host.ctx.agent.sessions()
     assert listed == [
         {
@@ -63,7 +63,7 @@ async def test_a_log_cut_mid_line_loads_everything_before_it(
     tmp_path: Path, server: ScriptedServer
 ) -> None:
     server.rules = rules()
-    config = config_file(tmp_path, server.url, [entry("echo")])
+    config = config_file(tmp_path, server, [entry("echo")])
     async with Host(config) as host:
         session = host.ctx.agent.session()
         await turn(session, "echo one")
@@ -92,7 +92,7 @@ async def test_a_log_cut_mid_line_loads_everything_before_it(
 
 async def test_list_and_delete(tmp_path: Path, server: ScriptedServer) -> None:
     server.rules = [Rule(Reply.say("ok"))]
-    config = config_file(tmp_path, server.url)
+    config = config_file(tmp_path, server)
     async with Host(config) as host:
         agent = host.ctx.agent
         first, second = agent.session(), agent.session()
@@ -114,7 +114,7 @@ async def test_list_and_delete(tmp_path: Path, server: ScriptedServer) -> None:
 
 async def test_sessions_in_memory(tmp_path: Path, server: ScriptedServer) -> None:
     server.rules = [Rule(Reply.say("ok"))]
-    config = config_file(tmp_path, server.url, agent={"sessions": None})
+    config = config_file(tmp_path, server, agent={"sessions": None})
     async with Host(config) as host:
         session = host.ctx.agent.session()
         await turn(session, "hi")

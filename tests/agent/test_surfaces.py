@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,14 @@ from ..helpers import HARNESS
 from .conftest import PLUGINS, write
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    """The OpenAI-compatible server only: these tests are about the approval surfaces."""
+    with ScriptedServer() as running:
+        yield running
+
 
 CONFIG = """
 insert:

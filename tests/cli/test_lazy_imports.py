@@ -22,6 +22,7 @@ HEAVY = (
     "uvicorn",
     "httpx",
     "openai",
+    "anthropic",
     "rich",
     "watchfiles",
     "dotenv",
@@ -93,3 +94,14 @@ def test_an_entry_point_name_loads_pluggy_and_a_misspelt_key_difflib(tmp_path: P
     assert "did you mean 'config'?" in done.stdout
     assert "no 'harness.plugins' entry point is named 'no_such_module_here'" in done.stdout
     assert {"pluggy", "harness.loader.hooks", "difflib"} <= modules
+
+
+def test_a_model_entry_imports_its_sdk_when_it_loads(tmp_path: Path) -> None:
+    (tmp_path / "cordis.yml").write_text(
+        "- id: model\n  name: harness:anthropic\n"
+        "  config: {model: claude-sonnet-4-5, base_url: 'http://127.0.0.1:9'}\n"
+    )
+    modules, done = imported("check", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert "anthropic" in modules
+    assert "openai" not in modules

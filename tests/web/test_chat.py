@@ -1,4 +1,4 @@
-"""Chat in the browser, against harness.testing's scripted OpenAI-compatible server."""
+"""Chat in the browser, against harness.testing's scripted servers (OpenAI and Anthropic)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,24 @@ import pytest
 from harness.testing import Fault, Reply, Rule, ScriptedServer, call
 
 from ..agent.conftest import git_repo
+from ..providers import PROVIDERS, model_yaml, provider_of, server_for
 from .conftest import Served, make_project
 from .test_browser import WAIT, shot
 
 ASK = "帮我看下这个仓库最近的提交"
 
 
-@pytest.fixture(scope="module")
-def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ScriptedServer, Path]]:
+@pytest.fixture(scope="module", params=PROVIDERS)
+def scripted(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[ScriptedServer, Path]]:
     repo = git_repo(
         tmp_path_factory.mktemp("repo") / "repo", ["init", "add the parser", "fix date parsing"]
     )
     rules = [
         Rule(Reply.calls(call("git_log_reader", {"repoPath": str(repo), "maxCount": 5})), user=ASK),
         Rule(Reply.say("最近三个提交:解析日期修复、解析器、初始化。"), tool="git_log_reader"),
+        Rule(Reply.say("The capital of France is Paris."), user="capital of France"),
         Rule(
             Reply.calls(call("write_text_file", {"path": "note.txt", "content": "from chat"})),
             user="write a note",
@@ -38,7 +42,7 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Scripte
             faults=[Fault.stall(60)],
         ),
     ]
-    with ScriptedServer(rules) as server:
+    with server_for(request.param, rules) as server:
         yield server, repo
 
 
@@ -48,9 +52,7 @@ def chat_served(
 ) -> Iterator[Served]:
     server, _ = scripted
     extra = (
-        "  - id: model\n    name: harness:openai\n    config:\n      model: scripted\n"
-        f"      base_url: {server.url}\n      retry_backoff: 0.01\n"
-        "  - id: agent\n    name: harness:agent\n"
+        f"  - id: model\n    {model_yaml(server, '    ')}\n  - id: agent\n    name: harness:agent\n"
     )
     served = Served(make_project(tmp_path_factory.mktemp("chat"), extra))
     yield served
@@ -79,7 +81,15 @@ def test_the_seed_scenario_an_approval_and_stop(
         assert '"maxCount": 5' in text  # the arguments are shown
         conversation = page.get_by_role("log", name="conversation")
         conversation.get_by_text("最近三个提交:解析日期修复、解析器、初始化。").wait_for()
-        shot(page, "chat")
+        if provider_of(scripted[0]) == "openai":
+            shot(page, "chat")
+
+        # an unrelated question: a text answer, no tool card
+        cards = page.get_by_role("article").count()
+        page.get_by_role("textbox", name="Message").fill("What is the capital of France?")
+        page.get_by_role("button", name="Send").click()
+        conversation.get_by_text("The capital of France is Paris.").wait_for()
+        assert page.get_by_role("article").count() == cards
 
         page.get_by_role("textbox", name="Message").fill("write a note")
         page.get_by_role("button", name="Send").click()

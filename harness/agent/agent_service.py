@@ -178,24 +178,35 @@ class AgentService(Service):
     # -- tools -----------------------------------------------------------------------------
 
     def visible_tools(self) -> dict[str, dict[str, Any]]:
-        """The tools the model may see and call, name → OpenAI schema (read afresh)."""
+        """The tools the model may see and call, name → schema in the model's format.
+
+        The format is the provider's ``schema_format`` (``openai`` when it names none); the
+        registry lists schemas in the order of its names, so they pair up by position.
+        """
         if self._visible is None:
             tools = self.ctx.tools
             config = self.config
-            names = [
-                name
-                for name in tools.list()
-                if any(fnmatch.fnmatchcase(name, pattern) for pattern in config.tools)
-            ]
-            if config.code_mode:
-                names = [
-                    name
-                    for name in names
-                    if name == RUN_CODE
+            format = getattr(self.llm, "schema_format", "openai")
+
+            def shown(name: str) -> bool:
+                if not any(fnmatch.fnmatchcase(name, pattern) for pattern in config.tools):
+                    return False
+                return (
+                    not config.code_mode
+                    or name == RUN_CODE
                     or any(fnmatch.fnmatchcase(name, pattern) for pattern in config.direct)
-                ]
-            schemas = {item["function"]["name"]: item for item in tools.schemas("openai")}
-            self._visible = {name: schemas[name] for name in names if name in schemas}
+                )
+
+            self._visible = {
+                name: schema
+                for name, schema in zip(tools.list(), tools.schemas(format), strict=True)
+                if shown(name)
+            }
+            if config.code_mode and RUN_CODE not in self._visible:
+                _log.warning(
+                    "code_mode is on, but there is no run_code tool (add a harness:code "
+                    "entry); the model sees only the direct tools"
+                )
         return self._visible
 
     def _on_change(self, *args: Any) -> None:
