@@ -410,7 +410,7 @@ async def test_a_reloaded_providers_dependents_are_held_too(tmp_path: Path) -> N
                 await anyio.lowlevel.checkpoint()
 
         async def final_is_live() -> bool:
-            return (await host.tools.execute({"name": "peek"})).result == "final"
+            return bool((await host.tools.execute({"name": "peek"})).result == "final")
 
         async with anyio.create_task_group() as group:
             for _ in range(4):
