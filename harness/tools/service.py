@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 
 from ..service import Service
+from . import traces
 from .approval import ApprovalService, Approved, Pending
 from .approval import decide as decide_approval
 from .approval import inherited as inherited_approval
@@ -94,6 +95,7 @@ class ToolsService(ToolRegistry, Service):
                 self._bus.emit("tools/result", call, result)
             return result
         layers = self._layers
+        traced = traces.open_tool(call, self.config.trace_content) if traces.ON else None
         try:
             if not layers and not self._gates.engaged:
                 # Nobody listens to any stage, no gate is closed, no reload holds: the hot path.
@@ -111,6 +113,8 @@ class ToolsService(ToolRegistry, Service):
             result = ToolResult.failure(
                 call, "internal", f"Internal error while running tool {call.name}; see the host log"
             )
+        if traced is not None:
+            traces.close_tool(traced, result, self.config.trace_content)
         if "tools/result" in layers:
             self._bus.emit("tools/result", call, result)
         return result
