@@ -141,3 +141,91 @@ async def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=20)
+    await _attack()
+
+
+async def _attack() -> None:
+    """Local ``echo`` latency over MCP, idle and while the upstream attacks (one 50 MB result
+    and 5000 ``tools/list_changed``): the ratio must stay within 2x."""
+    from harness import define_tool
+
+    stdio_config = {"command": UPSTREAM[0], "args": [*UPSTREAM[1:], "stdio"], "cwd": str(ROOT)}
+    async with Context() as root:
+        await root.plugin(ToolsService)
+        fiber = await root.plugin(mcp_client, {**stdio_config, "timeout": 8}, name="up")
+        root.tools.register(
+            define_tool(
+                name="echo",
+                description="Echo the text back.",
+                parameters={"text": {"type": "string"}},
+                execute=lambda args: args["text"],
+            )
+        )
+        surface = McpSurface(root)
+        surface.attach()
+        async with Client(surface.server, mode="legacy") as client:
+
+            async def echo_ms(count: int) -> list[float]:
+                times = []
+                for _ in range(count):
+                    start = time.perf_counter()
+                    await client.call_tool("echo", {"text": "hi"})
+                    times.append((time.perf_counter() - start) * 1000)
+                return times
+
+            await echo_ms(50)
+            idle = await echo_ms(1000)
+            outcome: dict[str, Any] = {}
+
+            async def huge() -> None:
+                start = time.perf_counter()
+                call = {"id": "h", "name": "up_huge", "args": {"size": 50_000_000}}
+                result = await root.tools.execute(call)
+                outcome["huge"] = (result.code, (time.perf_counter() - start) * 1000)
+
+            async def flood() -> None:
+                call = {"id": "f", "name": "up_flood", "args": {"count": 5000}}
+                outcome["flood"] = (await root.tools.execute(call)).code
+
+            import anyio
+
+            during: list[float] = []
+            began, cpu = time.perf_counter(), time.process_time()
+            async with anyio.create_task_group() as group:
+                group.start_soon(huge)
+                group.start_soon(flood)
+                while "huge" not in outcome or "flood" not in outcome:
+                    during.extend(await echo_ms(5))
+            lasted, cpu = time.perf_counter() - began, time.process_time() - cpu
+            idle_cpu = time.process_time()
+            await echo_ms(len(during))
+            idle_cpu = time.process_time() - idle_cpu
+            state = mcp_client.supervision(fiber)
+            relists = getattr(state.connection, "relists", "?") if state else None
+    idle.sort()
+    during.sort()
+
+    def line(label: str, values: list[float]) -> str:
+        mean = sum(values) / len(values)
+        return (
+            f"  local echo over MCP, {label:<12} mean {mean:7.3f} ms, median "
+            f"{values[len(values) // 2]:7.3f} ms, p90 {values[int(len(values) * 0.9)]:7.3f} ms "
+            f"({len(values)} calls)"
+        )
+
+    print("attack (stdio upstream: one 50 MB result + 5000 tools/list_changed, at once)")
+    print(line("idle", idle))
+    print(line("under attack", during))
+    ratio = (sum(during) / len(during)) / (sum(idle) / len(idle))
+    middle = during[len(during) // 2] / idle[len(idle) // 2]
+    print(f"  ratio under attack / idle: mean x{ratio:.2f}, median x{middle:.2f}")
+    code, ms = outcome["huge"]
+    print(
+        f"  the attack lasted {lasted * 1000:.0f} ms; the 50 MB call: {code} after {ms:.0f} ms; "
+        f"the flood call: {outcome['flood'] or 'ok'}; re-lists: {relists}"
+    )
+    print(
+        f"  harness's CPU time during the attack: {cpu * 1000:.0f} ms; the same echo calls "
+        f"when idle: {idle_cpu * 1000:.0f} ms (the rest of the wall time is the upstream's and "
+        "the machine's)"
+    )

@@ -1,4 +1,5 @@
-"""The upstream of the gateway benchmark: one quick tool, built with the official SDK.
+"""The upstream of the gateway benchmark, built with the official SDK: one quick tool, and two
+hostile ones for the attack row (a huge result, a flood of ``tools/list_changed``).
 
 ``python -m bench.gateway_upstream stdio`` or ``... http PORT``.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 # INFO over HTTP: the benchmark waits for uvicorn's "running" line.
 server = MCPServer("bench-upstream", log_level="INFO" if sys.argv[1:2] == ["http"] else "WARNING")
@@ -16,6 +17,18 @@ server = MCPServer("bench-upstream", log_level="INFO" if sys.argv[1:2] == ["http
 @server.tool(description="Echo the text back.")
 def echo(text: str) -> str:
     return text
+
+
+@server.tool(description="Return `size` bytes of text.")
+def huge(size: int) -> str:
+    return "x" * size
+
+
+@server.tool(description="Send `count` tools/list_changed notifications, then answer.")
+async def flood(ctx: Context, count: int) -> str:
+    for _ in range(count):
+        await ctx.session.send_tool_list_changed()
+    return "flooded"
 
 
 if __name__ == "__main__":

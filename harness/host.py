@@ -34,7 +34,7 @@ from .loader.resolve import Resolved, ResolveError, Resolver, is_path
 from .loader.slots import Slot, Slots
 from .service import unwrap
 from .tools import traces
-from .tools.service import ToolsService
+from .tools.tools_service import ToolsService
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,10 @@ class GatewayConfig(pydantic.BaseModel):
     max_restart_delay: float = pydantic.Field(30.0, gt=0)
     """Cap of the restart delay."""
     max_result_bytes: int = pydantic.Field(4_000_000, ge=1024)
-    """Results larger than this (text, data and structured content) are refused."""
+    """Results larger than this are refused: each message is cut off at this size as it is
+    read (tools/list answers: ``max_list_bytes``), and the converted result is checked too."""
+    max_list_bytes: int = pydantic.Field(16_000_000, ge=65536)
+    """One tools/list answer (a page) larger than this fails the listing (read while capped)."""
     max_description_bytes: int = pydantic.Field(16_000, ge=256)
     """A longer upstream tool description is cut to this many bytes (UTF-8), with a problem."""
     max_schema_bytes: int = pydantic.Field(64_000, ge=1024)

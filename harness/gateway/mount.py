@@ -24,7 +24,7 @@ from .config import GatewayConfig
 from .names import mount_name, selected
 from .results import UpstreamToolError, convert
 from .schema import UnusableSchema, compile_checker, input_schema, output_schema
-from .upstream import Connection, Unavailable
+from .upstream import Connection, TooLarge, Unavailable
 
 _rendered: contextvars.ContextVar[tuple[Any, list[dict[str, Any]]] | None] = contextvars.ContextVar(
     "harness_gateway_rendered", default=None
@@ -210,7 +210,7 @@ class Mount:
     async def _forward(self, upstream: str, args: dict[str, Any]) -> _Reply | _Invalid:
         try:
             result = await self.connection.call(upstream, args)
-        except Unavailable as exc:
+        except (Unavailable, TooLarge) as exc:
             raise UpstreamToolError(str(exc)) from None
         except MCPError as exc:
             raise UpstreamToolError(f"the server answered with an error: {exc}") from None

@@ -29,18 +29,22 @@ import httpx2
 import mcp_types as types
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
+from .caps import Caps, cut_reason
 from .config import GatewayConfig
+from .http import capping_hook
 from .preflight import server_cwd, static_problem
+from .stdio import stdio_transport
 
 ElicitFn = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 LIST_PAGES = 100
 """tools/list pages read at most (a server that paginates forever cannot hang harness)."""
 STDERR_LINES = 20
+RELIST_INTERVAL = 0.5
+"""Seconds between the starts of two re-lists (the first after a quiet spell is at once)."""
 
 
 def _version() -> str:
@@ -71,8 +75,13 @@ class Connection:
         self.elicit: ElicitFn | None = None
         self.dropped = 0
         """Notifications dropped by the flood bound."""
+        self.caps = Caps(config.max_result_bytes, config.max_list_bytes)
+        self.relists = 0
+        """tools/list rounds after the first (each one after a list change)."""
         self._scope = anyio.CancelScope()
         self._wake = anyio.Event()
+        self._gone = anyio.Event()
+        self._refused: str | None = None
         self._relist = False
         self._lost: str | None = None
         self._stopping = False
@@ -128,6 +137,7 @@ class Connection:
             await self.closed.wait()
 
     async def _serve(self, client: Client) -> None:
+        listed = anyio.current_time()
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
@@ -135,7 +145,17 @@ class Connection:
                 self.failure = self._with_stderr(self._lost)
                 return
             if self._relist:
+                # A flood of list changes costs at most one re-list per RELIST_INTERVAL: the
+                # notifications meanwhile only leave one pending re-list (the flag).
+                wait = listed + RELIST_INTERVAL - anyio.current_time()
+                if wait > 0:
+                    with anyio.move_on_after(wait):
+                        await self._gone.wait()
+                    self._wake.set()
+                    continue
                 self._relist = False
+                listed = anyio.current_time()
+                self.relists += 1
                 try:
                     with anyio.fail_after(self.config.connect_timeout):
                         tools = await self._list_tools(client)
@@ -167,8 +187,13 @@ class Connection:
         try:
             return await client.call_tool(name, args)
         except MCPError as exc:
+            cut = cut_reason(exc.error.message)
+            if cut is not None:
+                raise TooLarge(cut) from None
             if exc.code == types.CONNECTION_CLOSED:
                 await anyio.lowlevel.checkpoint()
+                if self._refused is not None:
+                    raise Unavailable(f"{self.label}: {self._refused}") from None
                 raise Unavailable(
                     f"{self.label} closed the connection while the call was running"
                     + self._stderr_note()
@@ -187,13 +212,14 @@ class Connection:
                 assert config.url is not None
                 http = await stack.enter_async_context(
                     httpx2.AsyncClient(
-                        headers=config.headers,
+                        headers={"accept-encoding": "identity", **config.headers},
                         timeout=httpx2.Timeout(config.connect_timeout, read=300.0),
+                        event_hooks={"response": [capping_hook(self.caps)]},
                     )
                 )
                 read, write = await stack.enter_async_context(
                     streamable_http_client(
-                        config.url, http_client=http, max_sse_event_size=config.max_result_bytes
+                        config.url, http_client=http, max_sse_event_size=self.caps.largest
                     )
                 )
             yield WatchedStream(read, self), write
@@ -205,18 +231,26 @@ class Connection:
             raise Unavailable(static)
         cwd = server_cwd(config, self.base_dir)
         command = config.command
-        params = StdioServerParameters(
-            command=command, args=config.args, env=config.env or None, cwd=cwd
-        )
         read_fd, write_fd = os.pipe()
-        errlog = os.fdopen(write_fd, "w")
         try:
-            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            streams = await stack.enter_async_context(
+                stdio_transport(
+                    command,
+                    config.args,
+                    config.env,
+                    cwd,
+                    write_fd,
+                    self.caps,
+                    self.refuse,
+                    self.request_relist,
+                    self.logger,
+                )
+            )
         except BaseException:
             os.close(read_fd)
             raise
         finally:
-            errlog.close()  # the server holds its own copy
+            os.close(write_fd)  # the server holds its own copy
         group = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(group.cancel_scope.cancel)
         group.start_soon(self._pump_stderr, read_fd)
@@ -243,6 +277,12 @@ class Connection:
         if self._lost is None:
             self._lost = why
             self._wake.set()
+            self._gone.set()
+
+    def refuse(self, why: str) -> None:
+        """The server sent what harness will not read: end the connection with ``why``."""
+        self._refused = why
+        self.mark_lost(why)
 
     def request_relist(self) -> None:
         """The server's tool list changed: re-list (coalesced)."""
@@ -279,6 +319,11 @@ class Connection:
         if isinstance(exc, httpx2.HTTPStatusError):
             return f"{self.config.url} answered HTTP {exc.response.status_code}"
         if isinstance(exc, MCPError):
+            cut = cut_reason(exc.error.message)
+            if cut is not None:
+                return cut
+            if exc.code == types.CONNECTION_CLOSED and self._refused is not None:
+                return self._refused
             if exc.code == types.CONNECTION_CLOSED:
                 started = f"command {self.config.command!r}" if self.config.command else "it"
                 return f"the server closed the connection during the handshake ({started} exited?)"
@@ -297,6 +342,10 @@ class Connection:
 
 class Unavailable(Exception):
     """Raised when the upstream cannot be used (not started, gone, or unreachable)."""
+
+
+class TooLarge(Exception):
+    """Raised when the server's answer passed its cap and was not read (see :mod:`.caps`)."""
 
 
 class WatchedStream:

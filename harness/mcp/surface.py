@@ -37,12 +37,12 @@ from ..errors import HarnessError
 from ..service import unwrap
 from ..tools.approval import CallSeal
 from ..tools.calls import ToolCall
-from ..tools.service import ToolsService
+from ..tools.tools_service import ToolsService
 from . import problems
 from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
 from .catalog import Catalog
 from .hosts import check_bind
-from .http.fast_path import FastCalls
+from .http.fast_path import FastCalls, sdk_mirrored
 from .http.limits import HttpLimits
 from .http.transport import serve_app, streamable_app
 from .results import to_mcp_result
@@ -239,9 +239,10 @@ class McpSurface:
     ) -> Any:
         """The streamable HTTP app (path ``/mcp``), see
         :func:`~harness.mcp.http.transport.streamable_app`; with ``fast``, plain 2026-07-28
-        calls take the fast path (:mod:`.http.fast_path`)."""
+        calls take the fast path (:mod:`.http.fast_path`) when the installed SDK is one it
+        mirrors."""
         wrap = None
-        if fast:
+        if fast and sdk_mirrored():
 
             def wrap(app: Any, hosts: list[str]) -> Any:
                 return FastCalls(app, self, hosts)

@@ -2,7 +2,7 @@
 
 Tools are registered as effects of the calling plugin (unloading it removes them); every
 change emits ``tools/change``. The list order and the schemas are computed once per change,
-not per call. :class:`~harness.tools.service.ToolsService` adds the execution pipeline.
+not per call. :class:`~harness.tools.tools_service.ToolsService` adds the execution pipeline.
 """
 
 from __future__ import annotations

@@ -83,8 +83,8 @@ async def test_trace_content_records_arguments_results_and_messages(
     async with Host(config) as host:
         await turn(host.ctx.agent.session(), "both")
     spans = finished(exported)
-    tools = {t.attributes["gen_ai.tool.name"]: t for t in named(spans, "execute_tool ")}
-    echo, add = tools["echo"], tools["add"]
+    by_tool = {t.attributes["gen_ai.tool.name"]: t for t in named(spans, "execute_tool ")}
+    echo, add = by_tool["echo"], by_tool["add"]
     assert json.loads(str(echo.attributes["gen_ai.tool.call.arguments"])) == {"text": "hi"}
     assert json.loads(str(add.attributes["gen_ai.tool.call.result"]))["result"] == 5
     first, second = named(spans, "chat ")

@@ -18,8 +18,10 @@ for a call still running after 15 s, and a client that disconnects cancels its c
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -39,6 +41,14 @@ from .fast_answer import answer
 from .fast_headers import HeaderChecks
 
 _log = logging.getLogger("harness.mcp")
+MIRRORED_MCP = ">=2.3,<2.4"
+"""The MCP SDK releases this fast path mirrors: those its byte-compare tests
+(``tests/mcp_fast``) ran on. The header rules, body limit, envelope checks and bytes below
+are those releases' own, read from their source, so the next release may change any of
+them. pyproject's ``mcp`` range says the same and ``tests/mcp_fast/test_mirrored.py`` fails
+by name on any other installed SDK; outside the range (an install that ignored the pin) the
+fast path stays off and the SDK answers everything. Widen it only once the byte-compare
+tests pass on the new release."""
 _runner_log = logging.getLogger("mcp.server.runner")  # where the SDK logs a bad result
 MAX_BODY = 4 * 1024 * 1024
 """The SDK's request body limit; a larger body goes to the SDK, which answers 413."""
@@ -57,6 +67,38 @@ ENVELOPES = 256
 """Distinct ``_meta`` envelopes whose verdict is remembered (bounded against floods)."""
 _MISSING = object()
 _REFUSED = object()
+
+
+def mirrors(version: str) -> bool:
+    """Whether MCP SDK ``version`` is one :data:`MIRRORED_MCP` names, by release numbers (a
+    pre-release of the upper bound is outside)."""
+    low, high = (_release(bound.lstrip("<>=")) for bound in MIRRORED_MCP.split(","))
+    return low <= _release(version) < high
+
+
+def _release(version: str) -> tuple[int, ...]:
+    found = re.match(r"\d+(?:\.\d+)*", version)
+    return tuple(int(part) for part in found.group().split(".")) if found else ()
+
+
+def installed_sdk() -> str:
+    """The version of the MCP SDK this process runs."""
+    return importlib.metadata.version("mcp")
+
+
+def sdk_mirrored() -> bool:
+    """Whether the installed SDK is one the fast path mirrors; says why not in the log."""
+    version = installed_sdk()
+    if mirrors(version):
+        return True
+    _log.warning(
+        "the MCP fast path is off: it mirrors mcp%s and this is mcp %s; every request goes "
+        "to the SDK (install mcp%s to have it back)",
+        MIRRORED_MCP,
+        version,
+        MIRRORED_MCP,
+    )
+    return False
 
 
 class Surface(Protocol):

@@ -1,0 +1,105 @@
+"""A hostile upstream in a real subprocess cannot make harness read a huge answer or re-list
+without bound: the caps apply while reading (stdio and streamable HTTP), re-lists coalesce."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import Host
+from harness.fiber import FiberState
+from harness.gateway.plugin import supervision
+
+from .conftest import PYTHON, Watch, fiber_of, write_config
+from .test_faults import free_port
+from .test_hostile import HOSTILE, hostile
+
+pytestmark = pytest.mark.anyio
+CUT = (
+    "the server's answer is larger than max_result_bytes (4000000), so harness stopped reading "
+    "it there; ask for less (a narrower query, a page) or raise max_result_bytes"
+)
+HUGE = 50_000_000
+
+
+@pytest.fixture
+def http_url() -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [PYTHON, str(HOSTILE), "http", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"HOSTILE_DESCRIPTION_BYTES": "100", "PATH": ""},
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "listening"
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+async def call(host: Host, name: str, **args: Any) -> Any:
+    return await host.tools.execute({"id": name, "name": name, "args": args})
+
+
+@pytest.mark.parametrize("order", ["id-first", "id-last"])
+async def test_a_huge_stdio_answer_is_cut_while_read(tmp_path: Path, order: str) -> None:
+    config = write_config(tmp_path, [hostile(include=["huge", "echo"], timeout=120)])
+    async with Host(config) as host:
+        result = await call(host, "up_huge", size=HUGE, order=order)
+        assert (result.code, result.error) == ("tool_error", CUT)
+        echoed = await call(host, "up_echo", text="still here")
+        assert echoed.result == "hostile says still here"
+        state = supervision(fiber_of(host, "up"))
+        assert state is not None
+        assert state.delays == []  # the connection lived on: nothing restarted
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
+# httpx2's response stream iterates httpcore2's body generator without closing it when left
+# early (as any cap must leave it, the SDK's own SSE event cap too); on trio, collecting that
+# generator warns. The connection itself is closed with the response.
+@pytest.mark.filterwarnings("ignore:Async generator 'httpcore2:ResourceWarning")
+async def test_a_huge_http_answer_is_cut_while_read(
+    tmp_path: Path, http_url: str, sse: bool
+) -> None:
+    entry = {"id": "up", "name": "harness:mcp-client", "config": {"url": http_url, "timeout": 120}}
+    async with Host(write_config(tmp_path, [entry])) as host:
+        result = await call(host, "up_huge", size=HUGE, order="id-first", sse=sse)
+        assert (result.code, result.error) == ("tool_error", CUT)
+        echoed = await call(host, "up_echo", text="still here")
+        assert echoed.result == "hostile says still here"
+
+
+async def test_a_tools_list_past_max_list_bytes_fails_the_entry_saying_so(tmp_path: Path) -> None:
+    entry = hostile(env={"HOSTILE_DESCRIPTION_BYTES": "200000"}, max_list_bytes=100_000)
+    async with Host(write_config(tmp_path, [entry])) as host:
+        fiber = fiber_of(host, "up")
+        assert fiber.state is FiberState.FAILED
+        assert str(fiber.error).startswith(
+            "MCP server 'up': the server's tools/list answer is larger than max_list_bytes "
+            "(100000), so harness stopped reading it there; raise max_list_bytes"
+        )
+
+
+async def test_a_flood_of_list_changes_costs_a_bounded_number_of_lists(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [hostile(include=["flood", "lists", "flooded"])])
+    async with Host(config) as host:
+        watch = Watch(host)
+        flooded = await call(host, "up_flood", count=5000)
+        assert flooded.result == "flooded"
+        await watch.until(lambda: "up_flooded" in host.tools.list())
+        answered = int((await call(host, "up_lists")).result)
+        assert 2 <= answered <= 4  # the first list, then at most one re-list per 0.5 s
+        state = supervision(fiber_of(host, "up"))
+        assert state is not None
+        assert state.connection is not None
+        assert state.connection.relists <= 3
