@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.testing import ScriptedServer
@@ -144,3 +146,47 @@ def check_tree(spans: list[Span], server: ScriptedServer, session: str) -> None:
     # the calls run after the first request and before the second
     assert min(t.start for t in tools) >= chats[0].end
     assert chats[1].start >= max(t.end for t in tools)
+
+
+class Receiver:
+    """An OTLP/HTTP trace receiver: ``POST /v1/traces`` with protobuf bodies."""
+
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+        self.services: list[str] = []
+        self.paths: list[str] = []
+        self.changed = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                with receiver.changed:
+                    receiver.paths.append(self.path)
+                    if self.headers.get("content-type") == "application/x-protobuf":
+                        receiver.spans += from_otlp(body)
+                        receiver.services += service_names(body)
+                    receiver.changed.notify_all()
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def wait_for(self, prefix: str, timeout: float = 30) -> list[Span]:
+        """Every span received once one named ``prefix...`` has arrived."""
+        with self.changed:
+            found = self.changed.wait_for(lambda: named(self.spans, prefix), timeout)
+            assert found, f"no {prefix} span within {timeout} s; received {self.spans}"
+            return list(self.spans)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx2
@@ -21,54 +19,10 @@ from harness.testing import ScriptedServer
 
 from ..helpers import HARNESS
 from ..providers import PROVIDERS, server_for
-from ..spans import Span, check_tree, from_otlp, named, service_names
+from ..spans import Receiver, Span, check_tree, named
 from ..web.conftest import Served
 from .conftest import config_file, entry
 from .test_traces import TWO_CALLS
-
-
-class Receiver:
-    """An OTLP/HTTP trace receiver: ``POST /v1/traces`` with protobuf bodies."""
-
-    def __init__(self) -> None:
-        self.spans: list[Span] = []
-        self.services: list[str] = []
-        self.paths: list[str] = []
-        self.changed = threading.Condition()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", "0")))
-                with receiver.changed:
-                    receiver.paths.append(self.path)
-                    if self.headers.get("content-type") == "application/x-protobuf":
-                        receiver.spans += from_otlp(body)
-                        receiver.services += service_names(body)
-                    receiver.changed.notify_all()
-                self.send_response(200)
-                self.send_header("content-type", "application/x-protobuf")
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def wait_for(self, prefix: str, timeout: float = 30) -> list[Span]:
-        """Every span received once one named ``prefix...`` has arrived."""
-        with self.changed:
-            found = self.changed.wait_for(lambda: named(self.spans, prefix), timeout)
-            assert found, f"no {prefix} span within {timeout} s; received {self.spans}"
-            return list(self.spans)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
