@@ -102,6 +102,35 @@ def close_tool(opened: tuple[Any, Any], result: Any, content: bool) -> None:
     span.end()
 
 
+def carrier() -> dict[str, str]:
+    """The current trace context as W3C headers (``traceparent``), for work shipped to
+    another process (the Ray executor); empty while :data:`ON` is False."""
+    if not ON:
+        return {}
+    from opentelemetry.propagate import inject
+
+    headers: dict[str, str] = {}
+    inject(headers)
+    return headers
+
+
+def resume(headers: dict[str, str] | None) -> Any:
+    """Make the context of :func:`carrier` headers current; a token for :func:`leave`."""
+    if not headers:
+        return None
+    from opentelemetry import context
+    from opentelemetry.propagate import extract
+
+    return context.attach(extract(headers))
+
+
+def leave(token: Any) -> None:
+    if token is not None:
+        from opentelemetry import context
+
+        context.detach(token)
+
+
 def end_tool(span: Any, result: Any, content: bool) -> None:
     """Record a call's outcome on its span."""
     if result is None:
