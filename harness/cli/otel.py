@@ -2,9 +2,9 @@
 
 When ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set (or
 ``OTEL_TRACES_EXPORTER=otlp``), and ``OTEL_SDK_DISABLED`` is not ``true``, the OpenTelemetry SDK
-is installed as the tracer provider with a batching OTLP exporter: ``http/protobuf`` (the
-default) or ``grpc`` after ``OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL``. The exporter reads its
-own variables (endpoint, headers, timeout, compression); ``OTEL_SERVICE_NAME`` and
+is installed as the tracer provider with a batching OTLP exporter over ``http/protobuf``
+(for ``grpc``, run under ``opentelemetry-instrument``). The exporter reads its own variables
+(endpoint, headers, timeout, compression); ``OTEL_SERVICE_NAME`` and
 ``OTEL_RESOURCE_ATTRIBUTES`` name the service (``harness`` by default). Without the SDK it
 says what to install (``pip install 'cordis-harness[otel]'``) and runs untraced. An
 already-installed provider (``opentelemetry-instrument harness run``) is left as it is.
@@ -12,7 +12,6 @@ already-installed provider (``opentelemetry-instrument harness run``) is left as
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -74,20 +73,18 @@ def _exporter() -> SpanExporter | None:
         or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
         or "http/protobuf"
     ).strip()
-    if protocol not in ("http/protobuf", "grpc"):
-        _say(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r} is not supported: use http/protobuf")
-        return None
-    package = "opentelemetry-exporter-otlp-proto-" + ("grpc" if protocol == "grpc" else "http")
-    module = package.replace("-", ".").replace("opentelemetry.exporter.otlp.proto.", "")
-    try:
-        found = importlib.import_module(
-            f"opentelemetry.exporter.otlp.proto.{module}.trace_exporter"
+    if protocol != "http/protobuf":
+        _say(
+            f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: harness exports over http/protobuf "
+            "(for grpc, run it under opentelemetry-instrument with the grpc exporter)"
         )
-    except ImportError:
-        _say(f"traces over OTLP {protocol} need {package}: {INSTALL}, or pip install {package}")
         return None
-    exporter: SpanExporter = found.OTLPSpanExporter()
-    return exporter
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    except ImportError:
+        _say(f"traces over OTLP/HTTP need opentelemetry-exporter-otlp-proto-http: {INSTALL}")
+        return None
+    return OTLPSpanExporter()
 
 
 def _say(message: str) -> None:
