@@ -9,17 +9,22 @@ Its tools:
 - ``schema``: an input schema of ``$HOSTILE_SCHEMA_BYTES`` bytes (default 200 kB);
 - ``huge {size, order, sse}``: a text result of ``size`` bytes, written in 1 MB pieces; ``order``
   ``id-first`` (as Python's SDK writes a response) or ``id-last`` (as the TypeScript one does);
-- ``flood {count}``: ``count`` ``tools/list_changed`` notifications, then the answer; from
+- ``flood {count, seconds}``: ``count`` ``tools/list_changed`` notifications (spread over
+  ``seconds``; requests are answered meanwhile), then the answer: the seconds it took; from
   then on ``tools/list`` also lists ``flooded``;
-- ``lists``: how many ``tools/list`` requests the server has answered.
+- ``lists``: how many ``tools/list`` requests the server has answered;
+- ``noise {size}``, ``stray {size}``: a ``size``-byte notification, or answer to a request
+  nobody sent, before the answer; over HTTP, ``echo {gzip: true}`` answers gzip-compressed.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -49,6 +54,8 @@ def tools() -> list[dict[str, Any]]:
         tool("huge", "A huge result.", {"size": {"type": "integer"}}),
         tool("flood", "list_changed, many times.", {"count": {"type": "integer"}}),
         tool("lists", "How many tools/list requests were answered."),
+        tool("noise", "A huge notification.", {"size": {"type": "integer"}}),
+        tool("stray", "A huge answer to nothing.", {"size": {"type": "integer"}}),
     ]
     if state["flooded"]:
         listed.append(tool("flooded", "Listed after a flood."))
@@ -86,12 +93,31 @@ def answer(message: dict[str, Any], notify: Callable[[dict[str, Any]], None]) ->
     if name == "lists":
         with lock:
             return text_result(str(state["lists"]))
-    if name == "flood":
-        for _ in range(int(args.get("count", 0))):
+    if name == "noise":  # a notification too large to read, then the answer
+        size = int(args.get("size", 0))
+        notify(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": "n" * size},
+            }
+        )
+        return text_result("after the noise")
+    if name == "stray":  # an answer to a request nobody sent, too large to read
+        size = int(args.get("size", 0))
+        notify({"jsonrpc": "2.0", "id": 987654, "result": {"text": "s" * size}})
+        return text_result("after the stray")
+    if name == "flood":  # in batches of 50, spread over `seconds`
+        count = int(args.get("count", 0))
+        began = time.monotonic()
+        pause = float(args.get("seconds", 0)) / max(1, count // 50)
+        for index in range(count):
             notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            if pause and index % 50 == 49:
+                time.sleep(pause)
         state["flooded"] = True
         notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-        return text_result("flooded")
+        return text_result(f"{time.monotonic() - began:.3f}")
     return text_result("")
 
 
@@ -118,9 +144,15 @@ def huge_pieces(request_id: Any, size: int, order: str) -> Iterator[bytes]:
 def serve_stdio() -> None:
     out = sys.stdout.buffer
 
+    writing = threading.Lock()
+
     def send(message: dict[str, Any]) -> None:
-        out.write(json.dumps(message).encode() + b"\n")
-        out.flush()
+        with writing:
+            out.write(json.dumps(message).encode() + b"\n")
+            out.flush()
+
+    def reply(message: dict[str, Any]) -> None:
+        send({"jsonrpc": "2.0", "id": message["id"], "result": answer(message, send)})
 
     for line in sys.stdin.buffer:
         message = json.loads(line)
@@ -130,15 +162,21 @@ def serve_stdio() -> None:
         if message["method"] == "tools/call" and params.get("name") == "huge":
             args = params.get("arguments") or {}
             try:
-                for piece in huge_pieces(message["id"], int(args["size"]), args.get("order", "")):
-                    out.write(piece)
-                out.write(b"\n")
-                out.flush()
+                with writing:
+                    for piece in huge_pieces(
+                        message["id"], int(args["size"]), args.get("order", "")
+                    ):
+                        out.write(piece)
+                    out.write(b"\n")
+                    out.flush()
             except BrokenPipeError:
                 return
             continue
-        result = answer(message, send)
-        send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        if message["method"] == "tools/call" and params.get("name") == "flood":
+            # in a thread: tools/list requests are answered while the flood goes on
+            threading.Thread(target=reply, args=(message,), daemon=True).start()
+            continue
+        reply(message)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -169,6 +207,17 @@ class Handler(BaseHTTPRequestHandler):
             pieces = huge_pieces(message["id"], int(args["size"]), args.get("order", ""))
             self.stream(pieces, sse=bool(args.get("sse")))
             return
+        if message.get("method") == "tools/call" and params.get("name") == "echo":
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": answer(message, print)}
+            if args.get("gzip"):  # small on the wire, compressed without being asked
+                data = gzip.compress(json.dumps(reply).encode())
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-encoding", "gzip")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
         notes: list[dict[str, Any]] = []
         result = answer(message, notes.append)  # over HTTP, the floods are not sent
         data = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()

@@ -94,8 +94,8 @@ async def test_a_flood_of_list_changes_costs_a_bounded_number_of_lists(tmp_path:
     config = write_config(tmp_path, [hostile(include=["flood", "lists", "flooded"])])
     async with Host(config) as host:
         watch = Watch(host)
-        flooded = await call(host, "up_flood", count=5000)
-        assert flooded.result == "flooded"
+        flooded = await call(host, "up_flood", count=5000)  # all at once
+        assert flooded.ok
         await watch.until(lambda: "up_flooded" in host.tools.list())
         answered = int((await call(host, "up_lists")).result)
         assert 2 <= answered <= 4  # the first list, then at most one re-list per 0.5 s
@@ -103,3 +103,43 @@ async def test_a_flood_of_list_changes_costs_a_bounded_number_of_lists(tmp_path:
         assert state is not None
         assert state.connection is not None
         assert state.connection.relists <= 3
+
+
+async def test_a_sustained_flood_costs_one_list_per_half_second(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [hostile(include=["flood", "lists", "flooded"])])
+    async with Host(config) as host:
+        watch = Watch(host)
+        flooded = await call(host, "up_flood", count=5000, seconds=2.0)  # 100 bursts of 50
+        lasted = float(flooded.result)  # as the server measured it
+        await watch.until(lambda: "up_flooded" in host.tools.list())
+        answered = int((await call(host, "up_lists")).result)
+        # the first list, one re-list per 0.5 s the flood lasted, the one it left pending
+        assert answered <= 1 + lasted / 0.5 + 2
+
+
+async def test_an_oversized_notification_is_dropped_and_a_stray_answer_ends_the_connection(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, [hostile(include=["noise", "stray", "echo"], timeout=120)])
+    async with Host(config) as host:
+        noise = await call(host, "up_noise", size=HUGE)
+        assert noise.result == "after the noise"
+        stray = await call(host, "up_stray", size=HUGE)
+        assert stray.code == "tool_error"
+        assert stray.error is not None
+        assert stray.error.startswith("MCP server 'up': the server sent a ")
+        assert stray.error.endswith(
+            "-byte message (more than max_result_bytes, 4000000) that answers no request "
+            "harness sent"
+        )
+
+
+async def test_a_compressed_http_answer_is_refused(tmp_path: Path, http_url: str) -> None:
+    entry = {"id": "up", "name": "harness:mcp-client", "config": {"url": http_url}}
+    async with Host(write_config(tmp_path, [entry])) as host:
+        plain = await call(host, "up_echo", text="a")
+        assert plain.result == "hostile says a"
+        packed = await call(host, "up_echo", text="a", gzip=True)
+        assert packed.code == "tool_error"
+        assert packed.error is not None
+        assert "the server compressed its answer, which harness did not ask for" in packed.error

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ..chromium import CHROMIUM, FLAGS
-from ..helpers import HARNESS
+from ..helpers import HARNESS, TEMPLATE
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "images"
@@ -72,13 +72,11 @@ def make_project(folder: Path, extra: str = "", plugins: dict[str, str] | None =
     for name, source in (plugins or {}).items():
         (folder / "plugins" / name).write_text(source)
     config = folder / "cordis.yml"
-    text = (
-        (ROOT / "cordis.yml")
-        .read_text()
-        .replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
-    )
+    text = TEMPLATE.read_text().replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
     # the file and git tools are off by default: the console's tests use them
     text = re.sub(r"(- id: (files|git) .*\n)    enabled: false\n", r"\1", text)
+    if re.search(r"- id: (model|agent)\b", extra):  # the test's own model replaces the template's
+        text = re.sub(r"\n  - id: assistant\n(?:    .*\n|\n)*", "\n", text)
     config.write_text(text + extra)
     return config
 
