@@ -31,7 +31,7 @@ from .loader.problems import Problem
 from .loader.resolve import Resolved, ResolveError, Resolver, is_path
 from .loader.slots import Slot, Slots
 from .service import unwrap
-from .tools.service import ToolsService
+from .tools.tools_service import ToolsService
 
 
 @dataclass(frozen=True, slots=True)

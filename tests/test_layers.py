@@ -138,10 +138,10 @@ def test_a_module_without_a_layer_fails(tmp_path: Path) -> None:
 
 
 def test_a_planted_cycle_fails(tmp_path: Path) -> None:
-    copy = planted(tmp_path, "tools/registry.py", "from . import run")
-    run = copy / "tools" / "run.py"
-    run.write_text(run.read_text() + "\nfrom . import registry\n")
-    assert "harness.tools.registry <-> harness.tools.run" in cycles(copy)
+    copy = planted(tmp_path, "tools/registry.py", "from . import many")
+    many = copy / "tools" / "many.py"
+    many.write_text(many.read_text() + "\nfrom . import registry\n")
+    assert "harness.tools.many <-> harness.tools.registry" in cycles(copy)
 
 
 def _block(path: Path, heading: str) -> str:

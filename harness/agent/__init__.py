@@ -1,8 +1,8 @@
 """The agent loop: sessions of a model calling the registry's tools, and their approvals."""
 
+from .agent_service import AgentConfig, AgentService
 from .approvals import DECISIONS, ApprovalBroker, ApprovalError
 from .log import SessionNotFound
-from .service import AgentConfig, AgentService
 from .session import Session
 from .turn_events import TurnEvents
 

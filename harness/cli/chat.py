@@ -382,7 +382,7 @@ def _store(options: Options) -> Any:
 
 def list_sessions(options: Options, as_json: bool) -> None:
     """``harness sessions``."""
-    from ..agent.service import summary
+    from ..agent.agent_service import summary
 
     store = _store(options)
     listed = [summary(i, store.load(i)[0]) for i in store.ids()]

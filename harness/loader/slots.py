@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..context import Context
 from ..errors import ConfigError, HarnessError
 from ..fiber import Fiber, FiberState
-from ..tools.service import ToolsService
+from ..tools.tools_service import ToolsService
 from .config import Plan
 from .problems import Problem
 from .resolve import Resolved, ResolveError, Resolver, source_location

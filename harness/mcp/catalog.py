@@ -16,7 +16,7 @@ from typing import Any
 import mcp_types as types
 
 from ..tools.formats import mcp as mcp_schema
-from ..tools.service import ToolsService
+from ..tools.tools_service import ToolsService
 
 REVISION_KEY = "harness/revision"
 HEADER_MARK = "x-mcp-header"

@@ -37,7 +37,7 @@ from ..errors import HarnessError
 from ..service import unwrap
 from ..tools.approval import CallSeal
 from ..tools.calls import ToolCall
-from ..tools.service import ToolsService
+from ..tools.tools_service import ToolsService
 from . import problems
 from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
 from .catalog import Catalog

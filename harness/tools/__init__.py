@@ -3,7 +3,7 @@
 from .calls import ERROR_CODES, Ask, Deny, ErrorCode, ToolCall, ToolResult
 from .define import ToolAnnotations, ToolDefinition, define_tool
 from .function import tool
-from .service import ToolsConfig, ToolsService
+from .tools_service import ToolsConfig, ToolsService
 
 __all__ = [
     "ERROR_CODES",

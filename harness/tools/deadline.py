@@ -54,14 +54,19 @@ class Later:
         """Finishes the body; gives ``(value, timed_out)``."""
 
 
-def start(coro: Coroutine[Any, Any, Any], seconds: float | None) -> Any:
+def start(
+    coro: Coroutine[Any, Any, Any],
+    seconds: float | None,
+    loop: asyncio.AbstractEventLoop | None,
+) -> Any:
     """Run ``coro``'s first step now: the value it returned, or a :class:`Later` if it suspended.
 
-    The rest finishes the coroutine within ``seconds`` of now (None: no limit). This is the
-    hot path of every call: no coroutine is created around the body, nothing is allocated
-    for it, and a body that returns on its first step costs one ``send``.
+    ``loop`` is the running asyncio loop (None on trio). The rest finishes the coroutine
+    within ``seconds`` of now (None: no limit). This is the hot path of every call (and the
+    one place the first-step trick is written): no coroutine is created around the body,
+    nothing is allocated for it, and a body that returns on its first step costs one
+    ``send``. What the first step raises propagates.
     """
-    loop = running_loop()
     if loop is None and seconds is not None:  # trio (no asyncio loop), whose deadlines are
         return Later(_scoped(coro, seconds))  # scopes: entered before the first step
     began = _monotonic()  # the deadline counts from before the first step
@@ -92,7 +97,7 @@ def suspended(
 
 async def run_with_deadline(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
     """Await ``coro`` for at most ``seconds``; return ``(value, timed_out)``."""
-    started = start(coro, seconds)
+    started = start(coro, seconds, running_loop())
     if type(started) is Later:
         return await started.rest
     return started, False

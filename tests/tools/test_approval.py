@@ -264,3 +264,74 @@ def test_replicas_sharing_harness_secret_open_each_others_seals(
     monkeypatch.delenv("HARNESS_SECRET")
     with pytest.raises(SealError, match="altered"):
         CallSeal().open(CallSeal().seal(call), call)  # each gets its own random secret
+
+
+class Says:
+    """A per-call approver (what a surface passes), giving one answer and counting asks."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    async def request(self, call: ToolCall, reason: str) -> Any:
+        self.asked.append(call.id)
+        return self.answer
+
+
+async def _outer_tools(root: Context, started: anyio.Event, go: anyio.Event, outers: int) -> None:
+    """``outer`` runs ``write`` inside itself (parent = its own id), once ``go`` is set, and
+    ends when ``outers`` of them have made their inner call."""
+    made: list[str] = []
+    everyone = anyio.Event()
+
+    async def outer(args: dict[str, Any]) -> Any:
+        started.set()
+        await go.wait()
+        inner = ToolCall(f"{args['id']}/1", "write", {"path": "a"}, parent=args["id"])
+        result = await root.tools.execute(inner)
+        made.append(inner.id)
+        if len(made) == outers:
+            everyone.set()
+        await everyone.wait()
+        return result.code or "ok"
+
+    root.tools.register(
+        define_tool(
+            name="outer",
+            description="calls write inside",
+            parameters={"id": {"type": "string", "required": True}},
+            execute=outer,
+        )
+    )
+
+
+async def test_an_inner_call_asks_the_approver_of_the_call_it_runs_in(gated: Context) -> None:
+    started, go = anyio.Event(), anyio.Event()
+    go.set()
+    await _outer_tools(gated, started, go, 1)
+    person = Says(True)
+    result = await gated.tools.execute(ToolCall("1", "outer", {"id": "1"}), approval=person)
+    assert result.result == "ok", result
+    assert person.asked == ["1", "1/1"]  # the outer call, then the inner one, by its parent
+    assert gated.tools._inherited.of("1") is None  # released with the call
+
+
+async def test_an_inner_call_whose_parent_id_is_ambiguous_is_denied(gated: Context) -> None:
+    """Two clients' requests may share an id: the inner call is not asked of either."""
+    started, go = anyio.Event(), anyio.Event()
+    await _outer_tools(gated, started, go, 2)
+    alice, bob = Says(True), Says(True)
+    results: dict[str, ToolResult] = {}
+
+    async def run(name: str, person: Says) -> None:
+        call = ToolCall("1", "outer", {"id": "1"})
+        results[name] = await gated.tools.execute(call, approval=person)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "alice", alice)
+            group.start_soon(run, "bob", bob)
+            await anyio.wait_all_tasks_blocked()
+            go.set()
+    assert results["alice"].result == results["bob"].result == "denied"
+    assert alice.asked == bob.asked == ["1"]  # the inner calls asked nobody

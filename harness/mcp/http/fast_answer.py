@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from ...tools.deadline import CancelOnce, suspended
+from ...tools.deadline import CancelOnce, Later, start
 
 PING_INTERVAL = 15.0
 """Seconds a call may run before the answer becomes an SSE stream with pings (as the SDK)."""
@@ -39,19 +39,18 @@ _SSE_HEADERS = [
 async def answer(reply: Coroutine[Any, Any, Reply], receive: Any, send: Any) -> None:
     """Run ``reply`` (a call) and send what it gives, unless the client leaves first."""
     stream = _Stream(send)
-    try:
-        waiting = reply.send(None)
-    except StopIteration as done:  # answered on its first step: nothing to watch for
-        await stream.finish(done.value)
-        return
     loop = asyncio.get_running_loop()
+    started = start(reply, None, loop)  # the call's first step, now
+    if type(started) is not Later:  # answered on its first step: nothing to watch for
+        await stream.finish(started)
+        return
     task = asyncio.current_task(loop)
     assert task is not None  # an ASGI request runs in a task
     gone = CancelOnce(task)  # the client's disconnect cancels the request's task once
     watcher = loop.create_task(_watch(receive, gone))
     timer = loop.call_later(PING_INTERVAL, stream.commit, loop)
     try:
-        value, _ = await suspended(reply, waiting, loop, None, 0.0).rest
+        value, _ = await started.rest
     except asyncio.CancelledError:
         if not gone.fired or gone.settle():
             raise  # someone else's cancellation (the server stopping): it goes on

@@ -1,0 +1,104 @@
+"""The ``tools`` service: the registry (:mod:`.registry`) and the calls it runs.
+
+``execute(call)`` is the call kernel (:func:`harness.tools.kernel.execute`: read it for the
+whole pipeline), ``execute_many`` schedules several calls (:mod:`.many`) through it, and
+``run(call)`` is the kernel's innermost step alone, for an executor running a call its host
+already decided on. None of them raises: every failure is a :class:`ToolResult` with a
+``code``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio
+
+from ..service import Service
+from . import kernel
+from .approval import Inherited
+from .calls import ToolCall, ToolResult
+from .config import ToolsConfig
+from .many import dispatch
+from .registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+__all__ = ["ToolsConfig", "ToolsService"]
+
+_log = logging.getLogger("harness.tools")
+
+
+class ToolsService(ToolRegistry, Service):
+    """The tool registry and its execution pipeline, provided as ``ctx.tools``."""
+
+    name = "tools"
+    provides = ("tools",)
+    inject: ClassVar[dict[str, Any]] = {"approval": {"required": False}}  # read per ask
+    Config = ToolsConfig
+
+    def __init__(self, ctx: Context, config: ToolsConfig | None = None) -> None:
+        ToolRegistry.__init__(self, ctx)
+        Service.__init__(self, ctx, "tools")
+        self.config = config or ToolsConfig()
+        self._layers = self._bus.layers  # a live view: read on every call, without the lookup
+        self._inherited = Inherited()
+        """The approvers of the running calls surfaces passed one to (for their inner calls)."""
+
+    execute = kernel.execute
+    """One call through the pipeline; never raises (:func:`harness.tools.kernel.execute`)."""
+
+    async def execute_many(
+        self, calls: Iterable[ToolCall | Mapping[str, Any]], max_parallel: int | None = None
+    ) -> builtins.list[ToolResult]:
+        """Run calls in call order; concurrency-safe ones together, others alone.
+
+        Calls are dispatched in order. A run of concurrency-safe calls shares a rolling pool
+        of at most ``max_parallel`` (default: the tools service's ``max_parallel``): a call
+        starts when a slot frees up. A call that is not concurrency-safe waits for the running
+        ones, runs alone, and then the pool resumes. Each call is classified when its turn to
+        start comes (a slot is free), against the registry then, with validated arguments (a
+        call whose arguments are invalid, or whose tool is unknown, runs alone). Results come
+        back in call order, one per call; if the caller is cancelled, started calls end
+        ``cancelled`` and the calls not started yet are ``cancelled`` without running.
+        """
+        limit = self.config.max_parallel if max_parallel is None else max_parallel
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(
+                f"max_parallel must be a whole number of at least 1 (None for the tools "
+                f"service's default, {self.config.max_parallel}), got {max_parallel!r}"
+            )
+        items = list(calls)
+        results: builtins.list[ToolResult | None] = [None] * len(items)
+        try:
+            await dispatch(items, results, limit, self.execute, self._tools)
+        except anyio.get_cancelled_exc_class():
+            pass  # the caller's scope stays cancelled: its next checkpoint raises again
+        return [
+            result
+            if result is not None
+            else kernel.cancelled(kernel.as_call(call), "before it started")
+            for call, result in zip(items, results, strict=True)
+        ]
+
+    async def run(self, call: ToolCall) -> ToolResult:
+        """Validation, the body under its timeout, the output check and rendering: the
+        kernel's innermost step, with no pipeline stage, gate or ``tools/result`` event.
+
+        For an executor running a call its host already decided on (:mod:`harness.executor`).
+        Never raises but the caller's cancellation.
+        """
+        try:
+            return await kernel.innermost_async(self, call)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as exc:
+            _log.error(
+                "internal error while running tool %r (call %s)", call.name, call.id, exc_info=exc
+            )
+            return ToolResult.failure(
+                call, "internal", f"Internal error while running tool {call.name}; see the host log"
+            )
