@@ -356,7 +356,13 @@ def run_chat(
     options: Options, message: str | None, session_id: str | None, yes: bool, watch: bool
 ) -> int:
     """``harness chat``; the exit code."""
-    return anyio.run(_chat, options, message, session_id, yes, watch)
+    from . import otel
+
+    stop_traces = otel.setup()  # OTLP export when the OTEL_* variables ask for it
+    try:
+        return anyio.run(_chat, options, message, session_id, yes, watch)
+    finally:
+        stop_traces()
 
 
 # -- harness sessions ------------------------------------------------------------------------
