@@ -310,13 +310,9 @@ async def _chat(
         async with options.host(watch=watch) as host:
             agent = host.ctx.get("agent")
             if agent is None:
-                problems = [str(p) for p in host.problems()]
-                raise ChatError(
-                    "no agent is running: add an entry `name: harness:agent` and a model "
-                    "(`name: harness:openai`) to "
-                    + str(options.config_path)
-                    + "".join(f"\n  problem: {p}" for p in problems)
-                )
+                from .no_agent import why_no_agent
+
+                raise ChatError(why_no_agent(host, options.config_path))
             broker = host.ctx.get("approval")
             if broker is not None and hasattr(broker, "config_file"):
                 broker.config_file = options.config_path.absolute()
