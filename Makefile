@@ -23,7 +23,12 @@ $(STAMP): pyproject.toml
 bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q harness plugins
 
-run: bytecode
+# The clone's own project file, written once by `harness init` from the tracked template
+# (harness/templates/cordis.yml). It is yours: git ignores it, and no test reads it.
+cordis.yml: | $(STAMP)
+	$(BIN)/harness init .
+
+run: bytecode cordis.yml
 	@echo "harness: the web console will be at http://127.0.0.1:8765/ (MCP at /mcp; Ctrl-C stops)"
 	$(BIN)/harness run
 
@@ -37,9 +42,12 @@ bench: bytecode
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench
 
+# from a fresh project of the template (the clone's cordis.yml may say anything)
 docs: bytecode
-	HARNESS_WORKSPACE=$$(mktemp -d) $(BIN)/harness -c cordis.yml --set files.enabled=true \
-	  --set git.enabled=true tools --markdown > docs/tools.md
+	project=$$(mktemp -d) && cp harness/templates/cordis.yml $$project/ && \
+	  ln -s $(CURDIR)/plugins $$project/plugins && \
+	  HARNESS_WORKSPACE=$$(mktemp -d) $(BIN)/harness -c $$project/cordis.yml \
+	  --set files.enabled=true --set git.enabled=true tools --markdown > docs/tools.md
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -9,7 +9,8 @@ import sys
 import anyio
 
 ALL = [
-    *("events", "tools", "loader", "reload", "mcp", "mcp_http", "web", "gateway", "agent"),
+    *("events", "tools", "loader", "reload", "reload_http", "mcp", "mcp_http", "web"),
+    *("gateway", "agent"),
     "code",
     "executor",  # last: its Ray cluster would weigh on the others while it runs
 ]

@@ -109,20 +109,25 @@ HARNESS = Path(sys.executable).parent / "harness"
 
 def tools_json(runs: int = 7) -> tuple[float, float]:
     """Median seconds of wall clock and of CPU of ``harness tools --json`` (bundled config),
-    each a whole process run from the repository root, after one warm-up run."""
+    each a whole process run in a copy of the default project, after one warm-up run."""
+    from .project import default_project
+
     walls, cpus = [], []
-    for index in range(runs + 1):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(
-            [HARNESS, "tools", "--json"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL
-        )
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        if index:  # the first run warms the file cache
-            walls.append(wall)
-            cpus.append(cpu)
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as name:
+        folder = Path(name)
+        default_project(folder)
+        for index in range(runs + 1):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(
+                [HARNESS, "tools", "--json"], cwd=folder, check=True, stdout=subprocess.DEVNULL
+            )
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            if index:  # the first run warms the file cache
+                walls.append(wall)
+                cpus.append(cpu)
     return statistics.median(walls), statistics.median(cpus)
 
 

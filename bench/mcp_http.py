@@ -127,7 +127,10 @@ async def wait_ready(port: int, process: subprocess.Popen[bytes], within: float 
 def servers() -> Iterator[dict[str, tuple[int, subprocess.Popen[bytes]]]]:
     """Start harness (bundled config) and the SDK peer; stop both at the end."""
     started: dict[str, tuple[int, subprocess.Popen[bytes]]] = {}
-    with tempfile.TemporaryDirectory() as workspace:
+    from .project import default_project
+
+    with tempfile.TemporaryDirectory() as workspace, tempfile.TemporaryDirectory() as folder:
+        config = default_project(Path(folder))
         env = {**os.environ, "HARNESS_WORKSPACE": workspace, "PYTHONUNBUFFERED": "1"}
         harness_bin = Path(sys.executable).parent / "harness"
         port = free_port()
@@ -137,7 +140,7 @@ def servers() -> Iterator[dict[str, tuple[int, subprocess.Popen[bytes]]]]:
                 [
                     str(harness_bin),
                     "-c",
-                    str(ROOT / "cordis.yml"),
+                    str(config),
                     "run",
                     "--no-watch",
                     "--port",

@@ -7,7 +7,10 @@ import pytest
 
 from harness import Host
 
-from .helpers import ALL_ON, CONFIG
+from .clean_tree import pytest_sessionfinish, pytest_sessionstart
+from .helpers import ALL_ON, project_copy
+
+__all__ = ["pytest_sessionfinish", "pytest_sessionstart"]  # the suite leaves the tree clean
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -26,7 +29,13 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-async def host(workspace: Path) -> AsyncIterator[Host]:
-    """The repository's own cordis.yml, running, with its file and git tools switched on."""
-    async with Host(CONFIG, overrides=ALL_ON) as running:
+def config(tmp_path: Path) -> Path:
+    """A project of the test's own: the pristine template and the bundled plugins, copied."""
+    return project_copy(tmp_path / "project")
+
+
+@pytest.fixture
+async def host(config: Path, workspace: Path) -> AsyncIterator[Host]:
+    """The default project (:func:`config`), running, with its file and git tools on."""
+    async with Host(config, overrides=ALL_ON) as running:
         yield running

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,10 +14,41 @@ from harness import Host, ToolResult
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "cordis.yml"
-"""The repository's own cordis.yml."""
+TEMPLATE = ROOT / "harness" / "templates" / "cordis.yml"
+"""The pristine starter config ``harness init`` writes (tracked; never a user's project file:
+a clone's own ``cordis.yml`` is the user's, and no test reads it)."""
+PLUGINS = ROOT / "plugins"
 ALL_ON = ("files.enabled=true", "git.enabled=true")
 """The bundled file and git tools ship switched off; tests that use them switch them on."""
+
+
+def project_copy(folder: Path) -> Path:
+    """A project of its own in ``folder``: the pristine template as ``cordis.yml`` and a copy
+    of the bundled plugins. Returns its ``cordis.yml``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(TEMPLATE, folder / "cordis.yml")
+    shutil.copytree(
+        PLUGINS,
+        folder / "plugins",
+        ignore=shutil.ignore_patterns("__pycache__"),
+        dirs_exist_ok=True,
+    )
+    return folder / "cordis.yml"
+
+
+def copy_of_checkout(target: Path) -> Path:
+    """The files of this checkout git knows of (tracked, or new and not ignored)."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+    )
+    for name in listed.stdout.decode().split("\0"):
+        source = ROOT / name
+        if name and source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
 
 
 def write(path: Path, text: str) -> Path:

@@ -26,8 +26,9 @@ def run_walkthrough(section: str, folder: Path) -> int:
     spaces aside).
     """
     steps = list(BLOCK.finditer(section))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
-    env.pop("COLUMNS", None)
+    skip = ("HARNESS_", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "COLUMNS")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+    env["OLLAMA_HOST"] = "127.0.0.1:9"  # `harness init` finds no model provider, as documented
     env["PATH"] = f"{Path(HARNESS).parent}{os.pathsep}{env.get('PATH', '')}"
     output: str | None = None
     for step in steps:

@@ -39,8 +39,8 @@ def workspace(workspace: Path) -> Path:
 
 
 @pytest.fixture
-async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml", overrides=ALL_ON) as host:
+async def surface(config: Path, workspace: Path) -> AsyncIterator[McpSurface]:
+    async with Host(config, overrides=ALL_ON) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served
@@ -127,10 +127,8 @@ async def test_failures_are_error_results_without_structured_content(surface: Mc
     assert text(unknown) == "Tool nope not found"
 
 
-async def test_denied_call(workspace: Path) -> None:
-    async with Host(
-        ROOT / "cordis.yml", overrides=[*ALL_ON, "policy.config.rules={greet: deny}"]
-    ) as host:
+async def test_denied_call(config: Path, workspace: Path) -> None:
+    async with Host(config, overrides=[*ALL_ON, "policy.config.rules={greet: deny}"]) as host:
         surface = McpSurface(host.ctx)
         surface.attach()
         async with Client(surface.server) as client:

@@ -15,7 +15,6 @@ from harness.mcp import APPROVAL_KEY, McpSurface
 
 from .helpers import ALL_ON
 
-ROOT = Path(__file__).resolve().parents[1]
 ACCEPT = types.ElicitResult(action="accept", content={"approve": True})
 
 pytestmark = pytest.mark.anyio
@@ -27,8 +26,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def surface(workspace: Path) -> AsyncIterator[McpSurface]:
-    async with Host(ROOT / "cordis.yml", overrides=ALL_ON) as host:
+async def surface(config: Path, workspace: Path) -> AsyncIterator[McpSurface]:
+    async with Host(config, overrides=ALL_ON) as host:
         served = McpSurface(host.ctx)
         served.attach()
         yield served

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from mcp.server.lowlevel.server import Server
@@ -10,8 +11,6 @@ from opentelemetry import trace
 
 from harness import Host
 from harness.mcp import McpSurface
-
-from .helpers import CONFIG
 
 pytestmark = pytest.mark.anyio
 
@@ -22,8 +21,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def host() -> AsyncIterator[Host]:
-    async with Host(CONFIG) as running:
+async def host(config: Path) -> AsyncIterator[Host]:
+    async with Host(config) as running:
         yield running
 
 

@@ -9,18 +9,26 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from .helpers import ROOT, TEMPLATE, copy_of_checkout
+
+KEYS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST")
+"""What ``harness init`` looks at to choose a model provider."""
+SKIP = ("HARNESS_", "VIRTUAL_ENV", "MAKELEVEL", "MAKEFLAGS", "MFLAGS", *KEYS)
+
+
+def _env() -> dict[str, str]:
+    # A parent make (``make test``) exports MAKELEVEL and MAKEFLAGS; without them a nested
+    # ``make -n`` prints the plan alone, as it does for a person at a shell.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SKIP)}
+    env["OLLAMA_HOST"] = "127.0.0.1:9"  # no Ollama answers there: init finds no provider
+    return env
 
 
 def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    # A parent make (``make test``) exports MAKELEVEL and MAKEFLAGS; without them a nested
-    # ``make -n`` prints the plan alone, as it does for a person at a shell.
-    skip = ("HARNESS_", "VIRTUAL_ENV", "MAKELEVEL", "MAKEFLAGS", "MFLAGS")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     return subprocess.run(
         [str(arg) for arg in argv],
         cwd=cwd,
-        env=env,
+        env=_env(),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -28,15 +36,30 @@ def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.Compl
     )
 
 
+DIRTY = """\
+  - id: local-model               # a user's own edit of the clone's project file
+    name: harness:openai
+    config: { model: my-local-model, base_url: "http://10.1.2.3:8000/v1" }
+"""
+
+
 def test_wheel_install_then_init_and_run_in_an_empty_folder(tmp_path: Path) -> None:
+    """Built from a clone whose own cordis.yml was edited (the way a user does), the wheel
+    still carries the tracked template, and ``harness init`` writes exactly that."""
+    dirty = copy_of_checkout(tmp_path / "clone")
+    (dirty / "cordis.yml").write_text(TEMPLATE.read_text().replace("enabled: false", "") + DIRTY)
     dist = tmp_path / "dist"
     built = _run(
-        sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "-q", "-w", dist, cwd=tmp_path
+        sys.executable, "-m", "pip", "wheel", dirty, "--no-deps", "-q", "-w", dist, cwd=tmp_path
     )
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("cordis_harness-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
+        assert archive.read("harness/templates/cordis.yml") == TEMPLATE.read_bytes()
+        leaked = [n for n in names if b"10.1.2.3" in archive.read(n)]
+    assert leaked == []  # the clone's cordis.yml is in no file of the wheel
+    assert [n for n in names if n.endswith("cordis.yml")] == ["harness/templates/cordis.yml"]
     assert "harness/cli/starter_files.py" in names
     assert [name for name in names if "chromium" in name] == []  # test support stays out
     venv = tmp_path / "venv"
@@ -56,9 +79,11 @@ def test_wheel_install_then_init_and_run_in_an_empty_folder(tmp_path: Path) -> N
         "made plugins/",
         *(f"wrote plugins/{name}" for name in bundled),
         "made workspace/",
+        "model: none found (set OPENAI_API_KEY, DEEPSEEK_API_KEY or ANTHROPIC_API_KEY, or "
+        "start Ollama); the model and agent entries are off, and `harness chat --demo` needs none",
         "next: harness check, then harness run",
     ]
-    assert (project / "cordis.yml").read_text() == (ROOT / "cordis.yml").read_text()
+    assert (project / "cordis.yml").read_text() == TEMPLATE.read_text()
     assert (project / "workspace").is_dir()
 
     check = _run(harness, "check", cwd=project)
@@ -87,13 +112,10 @@ def test_wheel_install_then_init_and_run_in_an_empty_folder(tmp_path: Path) -> N
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines()[0] == "kept cordis.yml (it exists)"
     assert (project / "cordis.yml").read_text() == "insert: []\n"
-    (project / "cordis.yml").write_text((ROOT / "cordis.yml").read_text())
+    (project / "cordis.yml").write_text(TEMPLATE.read_text())
 
     # harness run serves until Ctrl-C, then exits 0
-    # A parent make (``make test``) exports MAKELEVEL and MAKEFLAGS; without them a nested
-    # ``make -n`` prints the plan alone, as it does for a person at a shell.
-    skip = ("HARNESS_", "VIRTUAL_ENV", "MAKELEVEL", "MAKEFLAGS", "MFLAGS")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+    env = _env()
     server = subprocess.Popen(
         [str(harness), "run", "--port", "0", "--no-watch"],
         cwd=project,
@@ -131,3 +153,30 @@ def test_first_make_run_says_what_it_installs(tmp_path: Path) -> None:
     assert "--quiet" not in install
     assert "--progress-bar on" in install
     assert lines[-1] == f"{venv}/bin/harness run"
+
+
+def test_make_run_writes_the_clones_cordis_yml_once(tmp_path: Path) -> None:
+    """A fresh clone has no cordis.yml (git ignores it: it is the user's); the first ``make
+    run`` writes it with ``harness init`` from the template, later ones keep the user's."""
+    clone = copy_of_checkout(tmp_path / "clone")
+    assert not (clone / "cordis.yml").exists()
+    venv = tmp_path / "fresh-venv"
+    first = _run("make", "-n", f"VENV={venv}", "run", cwd=clone)
+    assert first.returncode == 0, first.stderr
+    assert f"{venv}/bin/harness init ." in first.stdout.splitlines()
+    (clone / "cordis.yml").write_text("insert: []\n")
+    later = _run("make", "-n", f"VENV={venv}", "run", cwd=clone)
+    assert later.returncode == 0, later.stderr
+    assert "harness init" not in later.stdout
+    for path in ("cordis.yml", ".harness/sessions/x.jsonl"):
+        ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", path])
+        assert ignored.returncode == 0, f"{path} is not ignored"
+    assert "cordis.yml" not in _tracked()  # only the template is tracked
+    assert "harness/templates/cordis.yml" in _tracked()
+
+
+def _tracked() -> list[str]:
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True
+    )
+    return listed.stdout.splitlines()

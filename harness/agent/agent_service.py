@@ -215,6 +215,11 @@ class AgentService(Service):
                 for name, schema in zip(tools.list(), tools.schemas(format), strict=True)
                 if shown(name)
             }
+            if config.code_mode and RUN_CODE not in self._visible:
+                _log.warning(
+                    "code_mode is on, but there is no run_code tool (add a harness:code "
+                    "entry); the model sees only the direct tools"
+                )
         return self._visible
 
     def _on_change(self, *args: Any) -> None:

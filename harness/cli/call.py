@@ -79,8 +79,15 @@ def call(
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     elif result.ok:
         for block in result.content:
-            if block.get("type") == "text":
+            kind = block.get("type")
+            if kind == "text" or kind == "code":  # a run_code program shows as itself
                 click.echo(block["text"])
+            elif kind == "tool_call":  # a call the program made: one line, then its text
+                ms = float(block.get("duration_ms") or 0)
+                click.echo(f"  ↳ {block.get('name')} · {block.get('status')} · {ms:.0f} ms")
+                for inner in block.get("content") or []:
+                    if inner.get("type") == "text":
+                        click.echo("    " + str(inner.get("text", "")).replace("\n", "\n    "))
             else:
                 click.echo(json.dumps(block, ensure_ascii=False))
     else:

@@ -1,8 +1,11 @@
 """``harness init``: a starter project (``cordis.yml``, the bundled ``plugins/``, ``workspace/``).
 
-The bundled plugins and the default ``cordis.yml`` ship inside the wheel (``harness/bundled``);
-in a clone they are the repository's own ``plugins/`` and ``cordis.yml``. Nothing that
-already exists is ever overwritten: a file that is there is kept and reported.
+``cordis.yml`` comes from the tracked template ``harness/templates/cordis.yml`` (package
+data: the same file in a clone and in the wheel, whatever the clone's own ``cordis.yml``
+says), with the model section for the provider :mod:`.providers` finds. The bundled plugins
+ship inside the wheel (``harness/bundled/plugins``); in a clone they are the repository's
+``plugins/``. Nothing that already exists is ever overwritten: a file that is there is kept
+and reported.
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import HarnessError
+from .providers import Found, find_provider, model_section
 
 PACKAGE = Path(__file__).resolve().parent.parent
+TEMPLATE = PACKAGE / "templates" / "cordis.yml"
+"""The pristine starter config (tracked; never the clone's own ``cordis.yml``)."""
 
 
 @dataclass
@@ -22,6 +28,8 @@ class InitReport:
     ``kept`` (paths relative to the target folder)."""
 
     actions: list[tuple[str, str]] = field(default_factory=list)
+    provider: Found | None = None
+    """The model provider the written ``cordis.yml`` uses (None: none found, or kept)."""
 
     def of(self, action: str) -> list[str]:
         """The paths of one kind of action."""
@@ -30,18 +38,34 @@ class InitReport:
     def lines(self) -> list[str]:
         """The report as the CLI prints it."""
         words = {"made": "made {}/", "wrote": "wrote {}", "kept": "kept {} (it exists)"}
-        return [words[kind].format(path) for kind, path in self.actions]
+        lines = [words[kind].format(path) for kind, path in self.actions]
+        if "cordis.yml" in self.of("wrote"):
+            found = self.provider
+            lines.append(
+                f"model: {found.label}, because {found.what}"
+                if found is not None
+                else "model: none found (set OPENAI_API_KEY, DEEPSEEK_API_KEY or "
+                "ANTHROPIC_API_KEY, or start Ollama); the model and agent entries are off, "
+                "and `harness chat --demo` needs none"
+            )
+        return lines
 
 
 def bundled_root() -> Path:
-    """The folder holding the bundled ``cordis.yml`` and ``plugins/``."""
+    """The folder holding the bundled ``plugins/``."""
     for candidate in (PACKAGE / "bundled", PACKAGE.parent):
-        if (candidate / "cordis.yml").is_file() and (candidate / "plugins").is_dir():
+        if (candidate / "plugins" / "echo.py").is_file() and TEMPLATE.is_file():
             return candidate
     raise HarnessError(
         f"the bundled plugins are missing from this installation ({PACKAGE}); "
         "reinstall cordis-harness"
     )
+
+
+def starter_config(target: Path) -> tuple[str, Found | None]:
+    """The ``cordis.yml`` ``init`` writes into ``target``, and the provider it names."""
+    found = find_provider(target)
+    return model_section(TEMPLATE.read_text(encoding="utf-8"), found), found
 
 
 def init_project(target: Path) -> InitReport:
@@ -50,11 +74,24 @@ def init_project(target: Path) -> InitReport:
     report = InitReport()
     if target.exists() and not target.is_dir():
         raise HarnessError(f"{target} is a file, not a folder; give harness init a folder")
-    files = [Path("cordis.yml")]
-    files += sorted(
+    config = target / "cordis.yml"
+    if config.exists() or config.is_symlink():
+        report.actions.append(("kept", "cordis.yml"))
+    else:
+        _make_folder(target, target, report)
+        text, found = starter_config(target)
+        try:
+            with config.open("x", encoding="utf-8") as dst:  # "x": never replace a new file
+                dst.write(text)
+        except FileExistsError:
+            report.actions.append(("kept", "cordis.yml"))
+        else:
+            report.actions.append(("wrote", "cordis.yml"))
+            report.provider = found
+    plugins = sorted(
         path.relative_to(source) for path in (source / "plugins").glob("*.py") if path.is_file()
     )
-    for relative in files:
+    for relative in plugins:
         destination = target / relative
         if destination.exists() or destination.is_symlink():
             report.actions.append(("kept", relative.as_posix()))

@@ -10,6 +10,7 @@ pipeline, in the plugin — in its own task, at most ``max_parallel`` at once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -190,9 +191,19 @@ class Program:
         return f"\nOutput before it stopped:\n{printed}"
 
 
+# The checker's notes about its own environment (the Python version it assumed, where it
+# looked for modules, links to its docs, "added as a builtin"): not about the program.
+_CHECKER_NOISE = re.compile(
+    r"^info: (Python \d|make sure your Python environment|Searched in the following paths"
+    r"|  \d+\. |`\w+` was added as a builtin)"
+)
+
+
 def _checker_message(exc: monty.MontyError) -> str:
     if isinstance(exc, monty.MontyTypingError):
-        return f"the program does not type-check against the tool stubs:\n{exc.display()}"
+        lines = [line for line in exc.display().splitlines() if not _CHECKER_NOISE.match(line)]
+        text = "\n".join(lines).strip()
+        return f"the program does not type-check against the tool stubs:\n{text}"
     if isinstance(exc, monty.MontySyntaxError):
         return f"the program is not valid Python:\n{exc.display('traceback')}"
     return str(exc)

@@ -23,7 +23,13 @@ from ..tools.render import default_text
 from .config import GatewayConfig
 from .names import mount_name, selected
 from .results import UpstreamToolError, convert
-from .schema import UnusableSchema, compile_checker, input_schema, output_schema
+from .schema import (
+    UnusableSchema,
+    bound_description,
+    compile_checker,
+    input_schema,
+    output_schema,
+)
 from .upstream import Connection, TooLarge, Unavailable
 
 _rendered: contextvars.ContextVar[tuple[Any, list[dict[str, Any]]] | None] = contextvars.ContextVar(
@@ -155,7 +161,9 @@ class Mount:
         description = (tool.description or tool.title or "").strip() or (
             f"Run {tool.name!r} on {self.connection.label}."
         )
-        description, note = bound_description(tool.name, description, self.config)
+        description, note = bound_description(
+            tool.name, description, self.config.max_description_bytes
+        )
         if note is not None:
             self.notes[name] = note
             self.ctx.logger.warning("%s: %s", self.connection.label, note)
@@ -329,26 +337,6 @@ def _render(value: Any) -> list[dict[str, Any]]:
         _rendered.set(None)
         return stash[1]
     return [{"type": "text", "text": default_text(value)}]
-
-
-def bound_description(upstream: str, text: str, config: GatewayConfig) -> tuple[str, str | None]:
-    """``text`` cut to ``max_description_bytes`` (UTF-8) when longer, and the problem saying so.
-
-    Every tools list, ``GET /api/tools`` and model request carries each description, so an
-    upstream cannot make them all heavy: the tool stays usable, described by its start.
-    """
-    limit = config.max_description_bytes
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= limit:
-        return text, None
-    mark = f" [cut by harness: {len(data)} bytes, limit {limit}]"
-    keep = data[: limit - len(mark.encode())].decode("utf-8", "ignore")
-    note = (
-        f"tool {upstream!r}: its description is {len(data)} bytes, more than "
-        f"max_description_bytes ({limit}); it is mounted with the description cut to {limit} "
-        "bytes (raise max_description_bytes, or exclude the tool)"
-    )
-    return keep + mark, note
 
 
 def _fingerprint(tool: types.Tool) -> str:

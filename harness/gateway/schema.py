@@ -135,3 +135,22 @@ def _message(error: ValidationError) -> str:
         shown = " or ".join(expected) if isinstance(expected, list) else str(expected)
         return f"expected {shown}, got {json_type(error.instance)}"
     return error.message
+
+
+def bound_description(upstream: str, text: str, limit: int) -> tuple[str, str | None]:
+    """``text`` cut to ``max_description_bytes`` (UTF-8) when longer, and the problem saying so.
+
+    Every tools list, ``GET /api/tools`` and model request carries each description, so an
+    upstream cannot make them all heavy: the tool stays usable, described by its start.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text, None
+    mark = f" [cut by harness: {len(data)} bytes, limit {limit}]"
+    keep = data[: limit - len(mark.encode())].decode("utf-8", "ignore")
+    note = (
+        f"tool {upstream!r}: its description is {len(data)} bytes, more than "
+        f"max_description_bytes ({limit}); it is mounted with the description cut to {limit} "
+        "bytes (raise max_description_bytes, or exclude the tool)"
+    )
+    return keep + mark, note

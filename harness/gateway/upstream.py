@@ -6,7 +6,7 @@ the initialize handshake, lists the tools, and then waits: an upstream
 ``notifications/tools/list_changed`` re-lists, the end of the transport (the process exited,
 the HTTP server went away) ends the connection with a message saying what happened.
 
-Between the transport and the SDK session sits :class:`WatchedStream`: it notices the end of
+Between the transport and the SDK session sits :class:`~.watch.WatchedStream`: it notices the end of
 the stream, turns ``tools/list_changed`` into one coalesced re-list, and passes at most
 ``max_notifications`` other notifications a second (the rest are dropped and counted).
 """
@@ -31,13 +31,13 @@ from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
 
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .http import capping_hook
 from .preflight import server_cwd, static_problem
 from .stdio import stdio_transport
+from .watch import WatchedStream
 
 ElicitFn = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 LIST_PAGES = 100
@@ -346,70 +346,6 @@ class Unavailable(Exception):
 
 class TooLarge(Exception):
     """Raised when the server's answer passed its cap and was not read (see :mod:`.caps`)."""
-
-
-class WatchedStream:
-    """The SDK session's read stream, watched: end of stream, list changes, floods."""
-
-    def __init__(self, inner: Any, connection: Connection) -> None:
-        self.inner = inner
-        self.connection = connection
-        self._window = -math.inf
-        self._count = 0
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self.inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        while True:
-            try:
-                item = await self.inner.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
-                self.connection.mark_lost("the server closed the connection")
-                raise
-            if self._keep(item):
-                return item  # type: ignore[no-any-return]
-
-    def _keep(self, item: Any) -> bool:
-        message = item.message if isinstance(item, SessionMessage) else None
-        if not isinstance(message, types.JSONRPCNotification):
-            return True
-        if message.method == "notifications/tools/list_changed":
-            self.connection.request_relist()
-            return False
-        now = anyio.current_time()
-        if now - self._window >= 1.0:
-            self._window, self._count = now, 0
-        self._count += 1
-        if self._count <= self.connection.config.max_notifications:
-            return True
-        self.connection.dropped += 1
-        if self._count == self.connection.config.max_notifications + 1:
-            self.connection.logger.warning(
-                "%s sends more than %d notifications a second; dropping the rest",
-                self.connection.label,
-                self.connection.config.max_notifications,
-            )
-        return False
-
-    def __aiter__(self) -> WatchedStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    async def __aenter__(self) -> WatchedStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.inner.aclose()
 
 
 def _read_lines(

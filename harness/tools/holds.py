@@ -20,9 +20,16 @@ and what to do. Calls that do not concern a hold never wait.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import anyio
 
 from .calls import ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..fiber import Fiber
 
 PIPELINE = ("tools/pre-execute", "tools/execute", "tools/post-execute")
 """The stages whose listeners check or wrap every call: reloading one holds every call."""
@@ -31,11 +38,17 @@ PIPELINE = ("tools/pre-execute", "tools/execute", "tools/post-execute")
 class Hold:
     """One reload transaction, as calls see it."""
 
-    __slots__ = ("checks", "done", "names", "who")
+    __slots__ = ("checks", "done", "fibers", "names", "tools", "who")
 
-    def __init__(self, names: frozenset[str], checks: bool, who: str) -> None:
-        self.names = names
-        """The tools the replaced fibers had registered when the transaction began."""
+    def __init__(
+        self, fibers: set[Fiber], tools: Mapping[str, Any], checks: bool, who: str
+    ) -> None:
+        self.fibers = fibers
+        """The fibers being replaced."""
+        self.tools = tools
+        """The registry's live name → entry map (an entry's ``context`` registered it)."""
+        self.names: set[str] = set()
+        """The tools of the replaced fibers removed so far (the registry adds them)."""
         self.checks = checks
         """True when one of the replaced fibers listened on a pipeline stage."""
         self.who = who
@@ -43,8 +56,25 @@ class Hold:
         self.done = anyio.Event()
 
     def concerns(self, name: str) -> bool:
-        """Whether a call to ``name`` must wait for this transaction."""
-        return self.checks or name in self.names
+        """Whether a call to ``name`` must wait for this transaction: one of the fibers
+        checks calls, or held the tool (it still does, or it was removed meanwhile).
+
+        Worked out when a call asks, so a reload that no call meets costs nothing per tool.
+        """
+        if self.checks or name in self.names:
+            return True
+        entry = self.tools.get(name)
+        return entry is not None and within(entry.context, self.fibers)
+
+
+def within(ctx: Context, fibers: set[Fiber]) -> bool:
+    """Whether ``ctx`` belongs to one of ``fibers`` or to a plugin below one."""
+    fiber = ctx.fiber
+    while fiber is not None:
+        if fiber in fibers:
+            return True
+        fiber = fiber.parent.fiber
+    return False
 
 
 async def wait(holds: list[Hold], call: ToolCall, seconds: float) -> ToolResult | None:

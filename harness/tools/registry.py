@@ -24,7 +24,7 @@ from .config import ToolsConfig
 from .define import ToolDefinition
 from .function import tool as tool_from_function
 from .gates import Gates
-from .holds import PIPELINE, Hold
+from .holds import PIPELINE, Hold, within
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -99,6 +99,9 @@ class ToolRegistry:
 
         def cleanup() -> None:
             if self._tools.get(name) is entry:
+                for hold in self._gates.holds:  # removed by a reload: its calls will wait
+                    if within(entry.context, hold.fibers):
+                        hold.names.add(name)
                 del self._tools[name]
                 del self._definitions[name]
                 self._changed()
@@ -208,25 +211,19 @@ class ToolRegistry:
 
         The host wraps each transaction that disposes running fibers and applies their new
         versions (or the old ones again) in this; see :mod:`.holds` for who waits and how
-        long. Yields the hold, or None when the fibers hold nothing (no tool, no pipeline
-        listener: no call waits).
+        long. Yields the hold (None for no fibers).
         """
         if not fibers:
             yield None
             return
         held = set(fibers)
-        names = frozenset(
-            name for name, entry in self._tools.items() if _within(entry.context, held)
-        )
         checks = any(
-            listener.owner is not None and _within(listener.owner, held)
+            listener.owner is not None and within(listener.owner, held)
             for stage in PIPELINE
             for listener in self._bus.listeners(stage)
         )
-        if not names and not checks:
-            yield None
-            return
-        hold = Hold(names, checks, ", ".join(f"plugin {fiber.name!r}" for fiber in fibers))
+        who = ", ".join(f"plugin {fiber.name!r}" for fiber in fibers)
+        hold = Hold(held, self._tools, checks, who)
         self._gates.begin(hold)
         try:
             yield hold
@@ -261,13 +258,3 @@ class ToolRegistry:
 
             self._order = sorted(self._tools, key=lambda name: rank(self._tools[name]))
         return self._order
-
-
-def _within(ctx: Context, fibers: set[Fiber]) -> bool:
-    """Whether ``ctx`` belongs to one of ``fibers`` or to a plugin below one."""
-    fiber = ctx.fiber
-    while fiber is not None:
-        if fiber in fibers:
-            return True
-        fiber = fiber.parent.fiber
-    return False

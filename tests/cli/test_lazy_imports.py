@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import ROOT, run_harness
+from ..helpers import ROOT, project_copy, run_harness
 
 HEAVY = (
     "mcp",
@@ -49,7 +49,7 @@ COMMANDS = {
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE)
 
 
-def imported(*args: str, cwd: Path = ROOT) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+def imported(*args: str, cwd: Path) -> tuple[set[str], subprocess.CompletedProcess[str]]:
     done = run_harness(*args, cwd=cwd, python=("-X", "importtime"))
     return set(_IMPORTED.findall(done.stderr)), done
 
@@ -59,17 +59,18 @@ def heavy(modules: set[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_reading_commands_do_not_import_what_they_do_not_use(command: str) -> None:
-    modules, done = imported(*COMMANDS[command])
+def test_reading_commands_do_not_import_what_they_do_not_use(tmp_path: Path, command: str) -> None:
+    project = project_copy(tmp_path / "project").parent  # the default project, its own copy
+    modules, done = imported(*COMMANDS[command], cwd=project)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "harness.host" in modules  # the list is real: the host did load
     assert "yaml" in modules
     assert heavy(modules) == []
 
 
-def test_the_list_sees_lazily_imported_modules() -> None:
+def test_the_list_sees_lazily_imported_modules(tmp_path: Path) -> None:
     # a table needs rich, and the same listing shows it: absence above means something
-    modules, done = imported("plugins")
+    modules, done = imported("plugins", cwd=project_copy(tmp_path / "project").parent)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "rich" in modules
     assert "harness.mcp" not in modules

@@ -117,3 +117,21 @@ def test_harness_chat_shows_the_programs_calls_as_nested_cards(
     assert out.count("git_diff · done") >= 8
     assert "program" in out
     assert "Commits that touched more than 3 files: change 6 (4 files)" in out
+
+
+async def test_code_mode_without_run_code_offers_the_direct_tools_and_says_so(
+    tmp_path: Path, server: ScriptedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    text = project(tmp_path, extra=agent_entries(server, "[echo]")).read_text()
+    config = write(
+        tmp_path / "cordis.yml",
+        text.replace("name: harness:code", "name: harness:code\n    enabled: false"),
+    )
+    async with Host(config) as host:
+        session = host.ctx.agent.session()
+        [event async for event in session.send("hello")]
+    assert [tool["function"]["name"] for tool in server.requests[0]["tools"]] == ["echo"]
+    assert (
+        "code_mode is on, but there is no run_code tool (add a harness:code entry); the model "
+        "sees only the direct tools" in caplog.text
+    )

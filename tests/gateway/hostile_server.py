@@ -9,7 +9,8 @@ Its tools:
 - ``schema``: an input schema of ``$HOSTILE_SCHEMA_BYTES`` bytes (default 200 kB);
 - ``huge {size, order, sse}``: a text result of ``size`` bytes, written in 1 MB pieces; ``order``
   ``id-first`` (as Python's SDK writes a response) or ``id-last`` (as the TypeScript one does);
-- ``flood {count}``: ``count`` ``tools/list_changed`` notifications, then the answer; from
+- ``flood {count, seconds}``: ``count`` ``tools/list_changed`` notifications (spread over
+  ``seconds``; requests are answered meanwhile), then the answer: the seconds it took; from
   then on ``tools/list`` also lists ``flooded``;
 - ``lists``: how many ``tools/list`` requests the server has answered.
 """
@@ -20,6 +21,7 @@ import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -86,12 +88,17 @@ def answer(message: dict[str, Any], notify: Callable[[dict[str, Any]], None]) ->
     if name == "lists":
         with lock:
             return text_result(str(state["lists"]))
-    if name == "flood":
-        for _ in range(int(args.get("count", 0))):
+    if name == "flood":  # in batches of 50, spread over `seconds`
+        count = int(args.get("count", 0))
+        began = time.monotonic()
+        pause = float(args.get("seconds", 0)) / max(1, count // 50)
+        for index in range(count):
             notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            if pause and index % 50 == 49:
+                time.sleep(pause)
         state["flooded"] = True
         notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-        return text_result("flooded")
+        return text_result(f"{time.monotonic() - began:.3f}")
     return text_result("")
 
 
@@ -118,9 +125,15 @@ def huge_pieces(request_id: Any, size: int, order: str) -> Iterator[bytes]:
 def serve_stdio() -> None:
     out = sys.stdout.buffer
 
+    writing = threading.Lock()
+
     def send(message: dict[str, Any]) -> None:
-        out.write(json.dumps(message).encode() + b"\n")
-        out.flush()
+        with writing:
+            out.write(json.dumps(message).encode() + b"\n")
+            out.flush()
+
+    def reply(message: dict[str, Any]) -> None:
+        send({"jsonrpc": "2.0", "id": message["id"], "result": answer(message, send)})
 
     for line in sys.stdin.buffer:
         message = json.loads(line)
@@ -130,15 +143,21 @@ def serve_stdio() -> None:
         if message["method"] == "tools/call" and params.get("name") == "huge":
             args = params.get("arguments") or {}
             try:
-                for piece in huge_pieces(message["id"], int(args["size"]), args.get("order", "")):
-                    out.write(piece)
-                out.write(b"\n")
-                out.flush()
+                with writing:
+                    for piece in huge_pieces(
+                        message["id"], int(args["size"]), args.get("order", "")
+                    ):
+                        out.write(piece)
+                    out.write(b"\n")
+                    out.flush()
             except BrokenPipeError:
                 return
             continue
-        result = answer(message, send)
-        send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        if message["method"] == "tools/call" and params.get("name") == "flood":
+            # in a thread: tools/list requests are answered while the flood goes on
+            threading.Thread(target=reply, args=(message,), daemon=True).start()
+            continue
+        reply(message)
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -2,7 +2,9 @@
 """An MCP server built with the official SDK (not harness), used as a real upstream.
 
 Run as ``python upstream_server.py stdio`` or ``python upstream_server.py http PORT``.
-``UPSTREAM_MARK`` (a folder) receives marker files the tests read after the fact.
+``UPSTREAM_MARK`` (a folder, the test's temporary one) receives marker files the tests read
+after the fact; without it the server writes none (never into its working folder, which may
+be the repository).
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ import os
 import sys
 from pathlib import Path
 
-MARK = Path(os.environ.get("UPSTREAM_MARK", "."))
+MARK = Path(os.environ["UPSTREAM_MARK"]) if os.environ.get("UPSTREAM_MARK") else None
 if __name__ == "__main__" and (
-    os.environ.get("UPSTREAM_FAIL_AT_START") or (MARK / "fail").exists()
+    os.environ.get("UPSTREAM_FAIL_AT_START") or (MARK is not None and (MARK / "fail").exists())
 ):
     print("refusing to start: UPSTREAM_FAIL_AT_START is set", file=sys.stderr)
     sys.exit(2)

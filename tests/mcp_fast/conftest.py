@@ -16,6 +16,6 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def twin(workspace: Path) -> AsyncIterator[Twin]:
-    async for served in serve_twin(workspace):
+async def twin(config: Path, workspace: Path) -> AsyncIterator[Twin]:
+    async for served in serve_twin(config, workspace):
         yield served

@@ -20,7 +20,6 @@ from harness import Host
 from harness.mcp import APPROVAL_KEY, McpSurface
 from harness.mcp.http import fast_answer as answer_module
 
-from ..helpers import CONFIG
 from .twin import ACCEPT, ADD, META, Gate, Twin, both, call, fast_layer, headers, post
 
 pytestmark = pytest.mark.anyio
@@ -210,9 +209,9 @@ async def test_a_client_that_disconnects_cancels_its_call(twin: Twin, label: str
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_on_trio_the_sdk_answers_everything(workspace: Path, backend: str) -> None:
+def test_on_trio_the_sdk_answers_everything(config: Path, workspace: Path, backend: str) -> None:
     async def main() -> tuple[int, Any, int]:
-        async with Host(CONFIG) as host:
+        async with Host(config) as host:
             surface = McpSurface(host.ctx)
             app = surface.http_app("127.0.0.1")
             layer = fast_layer(app)

@@ -22,7 +22,7 @@ from harness.mcp.http.limits import HttpLimits
 from harness.mcp.http.transport import serve_app
 from harness.tools.define import ToolDefinition
 
-from ..helpers import ALL_ON, CONFIG
+from ..helpers import ALL_ON
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -107,9 +107,9 @@ def extra_tools(twin: list[Twin]) -> list[ToolDefinition]:
     ]
 
 
-async def serve_twin(workspace: Path) -> AsyncIterator[Twin]:
-    """The twin apps, served until the caller is done."""
-    async with Host(CONFIG, overrides=ALL_ON) as host:
+async def serve_twin(config: Path, workspace: Path) -> AsyncIterator[Twin]:
+    """The twin apps over the project ``config``, served until the caller is done."""
+    async with Host(config, overrides=ALL_ON) as host:
         surface = McpSurface(host.ctx)
         surface.attach()
         holder: list[Twin] = []

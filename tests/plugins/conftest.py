@@ -3,9 +3,9 @@ tests/conftest.py)."""
 
 from __future__ import annotations
 
-from ..helpers import ALL_ON, CONFIG, ROOT, git, run
+from ..helpers import ALL_ON, ROOT, git, run
 
-__all__ = ["ALL_ON", "CONFIG", "ROOT", "SET_ALL_ON", "git", "run"]
+__all__ = ["ALL_ON", "ROOT", "SET_ALL_ON", "git", "run"]
 
 SET_ALL_ON = tuple(arg for override in ALL_ON for arg in ("--set", override))
 """``ALL_ON`` as ``--set`` arguments of the harness command line."""

@@ -15,7 +15,7 @@ import pytest
 
 from harness import Host
 
-from .conftest import ALL_ON, CONFIG, ROOT, SET_ALL_ON, run
+from .conftest import ALL_ON, ROOT, SET_ALL_ON, run
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 
@@ -72,9 +72,9 @@ def test_bad_decision_is_a_config_error() -> None:
 
 
 @pytest.mark.anyio
-async def test_rules_through_the_pipeline(workspace: Path) -> None:
+async def test_rules_through_the_pipeline(config: Path, workspace: Path) -> None:
     async with Host(
-        CONFIG,
+        config,
         overrides=[
             *ALL_ON,
             "policy.config.rules={write_text_file: ask, 'gre*': deny, echo: allow}",
@@ -91,12 +91,12 @@ async def test_rules_through_the_pipeline(workspace: Path) -> None:
         assert (await run(host, "echo", {"text": "x"})).ok
 
 
-def call_cli(workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def call_cli(config: Path, workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             HARNESS,
             "-c",
-            str(CONFIG),
+            str(config),
             *SET_ALL_ON,
             "call",
             "write_text_file",
@@ -104,7 +104,7 @@ def call_cli(workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
             "--json",
             *extra,
         ],
-        cwd=ROOT,
+        cwd=config.parent,
         capture_output=True,
         text=True,
         check=False,
@@ -113,13 +113,13 @@ def call_cli(workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_harness_call_yes_approves_and_no_terminal_refuses(workspace: Path) -> None:
-    refused = call_cli(workspace)
+def test_harness_call_yes_approves_and_no_terminal_refuses(config: Path, workspace: Path) -> None:
+    refused = call_cli(config, workspace)
     assert refused.returncode == 1
     assert json.loads(refused.stdout)["code"] == "denied"
     assert "pass --yes" in refused.stderr
     assert not (workspace / "w.txt").exists()
-    approved = call_cli(workspace, "--yes")
+    approved = call_cli(config, workspace, "--yes")
     assert approved.returncode == 0, approved.stderr
     assert json.loads(approved.stdout)["result"]["ok"] is True
     assert (workspace / "w.txt").read_text() == "hello"

@@ -13,7 +13,7 @@ import pytest
 
 from harness import Host
 
-from .conftest import CONFIG, ROOT, SET_ALL_ON, run
+from .conftest import ROOT, SET_ALL_ON, run
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 
@@ -39,11 +39,13 @@ async def test_contract_through_execute(
     assert bad.code == "invalid_args"
 
 
-def call_json(workspace: Path, tool: str, args: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    """``harness call TOOL ARGS --json`` on the repository's cordis.yml."""
+def call_json(
+    config: Path, workspace: Path, tool: str, args: dict[str, Any]
+) -> subprocess.CompletedProcess[str]:
+    """``harness call TOOL ARGS --json`` on a copy of the default project."""
     return subprocess.run(
-        [HARNESS, "-c", str(CONFIG), *SET_ALL_ON, "call", tool, json.dumps(args), "--json"],
-        cwd=ROOT,
+        [HARNESS, "-c", str(config), *SET_ALL_ON, "call", tool, json.dumps(args), "--json"],
+        cwd=config.parent,
         capture_output=True,
         text=True,
         check=False,
@@ -53,9 +55,9 @@ def call_json(workspace: Path, tool: str, args: dict[str, Any]) -> subprocess.Co
 
 @pytest.mark.parametrize(("tool", "args", "value", "text"), CASES)
 def test_contract_through_harness_call(
-    workspace: Path, tool: str, args: dict[str, Any], value: Any, text: str
+    config: Path, workspace: Path, tool: str, args: dict[str, Any], value: Any, text: str
 ) -> None:
-    result = call_json(workspace, tool, args)
+    result = call_json(config, workspace, tool, args)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["ok"] is True
@@ -86,7 +88,9 @@ async def test_generated_tool_reference_is_up_to_date(host: Host) -> None:
         assert f"## `{name}`" in committed
 
 
-def test_file_and_git_tools_through_harness_call(workspace: Path, tmp_path: Path) -> None:
+def test_file_and_git_tools_through_harness_call(
+    config: Path, workspace: Path, tmp_path: Path
+) -> None:
     from .conftest import git
 
     (workspace / "notes.txt").write_text("alpha\nbeta\n")
@@ -112,7 +116,7 @@ def test_file_and_git_tools_through_harness_call(workspace: Path, tmp_path: Path
     }
     values: dict[str, Any] = {}
     for tool, (args, expected) in calls.items():
-        result = call_json(workspace, tool, args)
+        result = call_json(config, workspace, tool, args)
         assert result.returncode == 0, (tool, result.stderr)
         value = values[tool] = json.loads(result.stdout)["result"]
         assert value["ok"] is True, (tool, value)

@@ -1,4 +1,4 @@
-"""Shared set-up of the attack tests: the repository's own cordis.yml and its tools (the
+"""Shared set-up of the attack tests: a copy of the default project and its tools (the
 ``workspace`` and ``host`` fixtures are in tests/conftest.py)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..helpers import ALL_ON, CONFIG, HARNESS, ROOT, git, run
+from ..helpers import ALL_ON, HARNESS, ROOT, git, run
 
-__all__ = ["ALL_ON", "CONFIG", "HARNESS", "PLUGINS", "ROOT", "git", "harness", "run"]
+__all__ = ["ALL_ON", "HARNESS", "PLUGINS", "ROOT", "git", "harness", "run"]
 
 PLUGINS = ROOT / "plugins"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -18,8 +19,6 @@ from harness.mcp import McpSurface
 from harness.mcp.http import limits
 from harness.mcp.http.limits import HttpLimits
 
-from .conftest import CONFIG
-
 pytestmark = pytest.mark.anyio
 LIMITS = HttpLimits(header_timeout=1.0, body_timeout=1.0, idle_session=600, sessions_per_client=3)
 
@@ -31,13 +30,16 @@ def anyio_backend() -> str:
 
 @pytest.fixture(params=["httptools", "h11"])
 async def url(
-    workspace: object, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    config: Path,
+    workspace: object,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> AsyncIterator[str]:
     if request.param == "h11":  # the parser harness serves with when httptools is missing
         monkeypatch.setattr(limits, "fastest_protocol", lambda: H11Protocol)
     else:
         assert limits.fastest_protocol() is HttpToolsProtocol
-    async with Host(CONFIG) as host:
+    async with Host(config) as host:
         surface = McpSurface(host.ctx)
         surface.attach()
         ready = anyio.Event()

@@ -12,7 +12,7 @@ from mcp import Client
 from harness import Host
 from harness.mcp import McpSurface
 
-from .conftest import CONFIG, harness, run
+from .conftest import harness, run
 
 pytestmark = pytest.mark.anyio
 
@@ -71,12 +71,12 @@ async def test_deeply_nested_json_text_is_invalid_args(host: Host) -> None:
     assert "nested too deeply" in (result.error or "")
 
 
-def test_harness_call_json_output_is_strict_json(workspace: Path) -> None:
-    done = harness("call", "multiply", '{"a": 1e308, "b": 10}', "--json", "-c", str(CONFIG))
+def test_harness_call_json_output_is_strict_json(config: Path, workspace: Path) -> None:
+    done = harness("call", "multiply", '{"a": 1e308, "b": 10}', "--json", "-c", str(config))
     report = strict_json(done.stdout)
     assert report["code"] == "invalid_output"
     assert done.returncode == 1
-    literal = harness("call", "multiply", '{"a": NaN, "b": 1}', "--json", "-c", str(CONFIG))
+    literal = harness("call", "multiply", '{"a": NaN, "b": 1}', "--json", "-c", str(config))
     assert strict_json(literal.stdout)["code"] == "invalid_args"
 
 

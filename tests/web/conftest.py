@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ..chromium import CHROMIUM, FLAGS
-from ..helpers import HARNESS
+from ..helpers import HARNESS, TEMPLATE
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "images"
@@ -72,11 +72,7 @@ def make_project(folder: Path, extra: str = "", plugins: dict[str, str] | None =
     for name, source in (plugins or {}).items():
         (folder / "plugins" / name).write_text(source)
     config = folder / "cordis.yml"
-    text = (
-        (ROOT / "cordis.yml")
-        .read_text()
-        .replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
-    )
+    text = TEMPLATE.read_text().replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
     # the file and git tools are off by default: the console's tests use them
     text = re.sub(r"(- id: (files|git) .*\n)    enabled: false\n", r"\1", text)
     config.write_text(text + extra)
