@@ -161,7 +161,7 @@ class Approvals:
                 self._close(request, None, "the client answers in its next request")
                 return answered
             elif isinstance(answered, Approved):
-                self._close(request, _decision(answered), None)
+                self._close(request, answered.decision, None)  # type: ignore[arg-type]
                 return answered
             else:
                 self._close(request, "deny", answered.reason or None)
@@ -225,7 +225,3 @@ class Approvals:
                 "reason": why,
             },
         )
-
-
-def _decision(answer: Approved) -> Decision:
-    return {"once": "allow_once", "session": "allow_session"}.get(answer.scope, "allow_always")  # type: ignore[return-value]
