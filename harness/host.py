@@ -33,6 +33,7 @@ from .loader.problems import Problem
 from .loader.resolve import Resolved, ResolveError, Resolver, is_path
 from .loader.slots import Slot, Slots
 from .service import unwrap
+from .tools import traces
 from .tools.tools_service import ToolsService
 
 
@@ -83,6 +84,7 @@ class Host:
     # -- lifecycle -----------------------------------------------------------------------
 
     async def __aenter__(self) -> Host:
+        traces.refresh()  # spans only while a tracer provider is installed
         await self._root.__aenter__()
         try:
             self._root.provide("host", self)

@@ -40,16 +40,16 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "testing": (),
     "mcp": ("core", "tools"),
     "agent": ("core", "tools", "llm", "loader"),
-    "web": ("core", "tools", "loader", "host", "mcp.hosts"),
+    "web": ("core", "tools", "loader", "host", "mcp.hosts", "mcp.auth"),
     "cli": ("core", "tools", "helpers", "loader", "host", "reload", "mcp", "agent", "web"),
     "api": ("core", "tools", "host"),
     "main": ("cli",),
 }
 """Layer → what its modules may import, bottom first: layers by name, or one module of a
-layer by its dotted path under ``harness`` (the web console's Host checks use ``mcp.hosts``
-and nothing else of MCP). ``api`` is ``harness/__init__.py``, the public names; ``main`` is
-``harness/__main__.py``. Nothing may import ``testing``, the scripted model server that
-tests and users start beside a host."""
+layer by its dotted path under ``harness`` (the web console's Host and token checks use
+``mcp.hosts`` and ``mcp.auth`` and nothing else of MCP). ``api`` is ``harness/__init__.py``,
+the public names; ``main`` is ``harness/__main__.py``. Nothing may import ``testing``, the
+scripted model server that tests and users start beside a host."""
 
 DYNAMIC = frozenset({"harness.loader.builtin", "harness.loader.resolve"})
 """The modules that may import a name that is not a literal: they load plugins by name."""

@@ -99,7 +99,18 @@ def apply(ctx, config):
         result = await ctx.tools.execute({"id": "nested", "name": "risky", "args": {"note": note}})
         return {"code": result.code, "error": result.error, "pid": os.getpid()}
 
-    tools = (where, where_sync, where_local, hang, slow, stuck, stuck_where, risky, relay)
+    @tool
+    async def traceparent() -> dict:
+        "The W3C trace context this body runs in (empty outside a trace)."
+        from opentelemetry.propagate import inject
+
+        carrier = {}
+        inject(carrier)
+        return carrier
+
+    tools = (
+        where, where_sync, where_local, hang, slow, stuck, stuck_where, risky, relay, traceparent
+    )
     for definition in tools:
         ctx.tools.register(definition)
 """
@@ -377,3 +388,35 @@ def test_an_unreachable_cluster_is_an_internal_result(project: Path) -> None:
         f"127.0.0.1:{port} (Connection refused) (entry 'executor' at {project / 'cordis.yml'}:9)"
     )
     assert "Traceback" not in err
+
+
+@pytest.mark.anyio
+async def test_a_shipped_call_runs_in_its_calls_trace(host: Host) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from harness.tools import traces
+
+    untraced = await call(host, "traceparent")
+    assert untraced.result == {}  # no trace, nothing sent along
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    traces.use(provider)
+    try:
+        shipped = await call(host, "traceparent")
+    finally:
+        traces.use(None)
+    assert shipped.ok, shipped.error
+    [span] = exporter.get_finished_spans()
+    assert span.name == "execute_tool traceparent"
+    context = span.get_span_context()
+    assert context is not None
+    # the body, in the executor's process, runs under the host's execute_tool span
+    version, trace_id, parent_id, _flags = shipped.result["traceparent"].split("-")
+    assert (version, trace_id, parent_id) == (
+        "00",
+        f"{context.trace_id:032x}",
+        f"{context.span_id:016x}",
+    )

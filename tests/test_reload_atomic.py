@@ -349,3 +349,85 @@ async def test_a_checker_that_hangs_in_its_reload_refuses_every_call(tmp_path: P
         assert (await reloads.next()).ok
         result = await host.tools.execute({"name": "add", "args": {"a": 1, "b": 2}})
         assert result.error == "Tool denied: v2 says no"
+
+
+PROVIDER = """
+class Store:
+    version = {version!r}
+
+
+def apply(ctx):
+    ctx.provide("store", Store())
+"""
+
+DEPENDENT = """
+from harness import Ask, tool
+
+inject = ["tools", "store"]
+
+
+def apply(ctx):
+    store = ctx.store
+
+    @tool
+    async def peek() -> str:
+        "The store's version."
+        return store.version
+
+    async def check(call, next):
+        if call.name == "write_text_file":
+            return Ask("the dependent asks")
+        return await next()
+
+    ctx.tools.register(peek)
+    ctx.on("tools/pre-execute", check)
+"""
+
+
+async def test_a_reloaded_providers_dependents_are_held_too(tmp_path: Path) -> None:
+    """Reloading a plugin that provides a service unloads and re-applies its dependents in
+    the same transaction: their tools are never missing and their checks never skipped."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    provider = plugins / "store.py"
+    write(provider, PROVIDER, version="v0")
+    write(plugins / "dependent.py", DEPENDENT)
+    write(plugins / "writer.py", WRITER, root=str(tmp_path))
+    (tmp_path / "cordis.yml").write_text(
+        "- { id: store, name: ./plugins/store.py }\n"
+        "- { id: dependent, name: ./plugins/dependent.py }\n"
+        "- { id: writer, name: ./plugins/writer.py }\n"
+    )
+    results: list[ToolResult] = []
+    async with Host(tmp_path / "cordis.yml", watch=True) as host:
+        host.ctx.provide("approval", Denier())
+        reloads = Reloads(host)
+        stop = anyio.Event()
+
+        async def caller(call: dict[str, Any]) -> None:
+            while not stop.is_set():
+                results.append(await host.tools.execute(call))
+                await anyio.lowlevel.checkpoint()
+
+        async def final_is_live() -> bool:
+            return bool((await host.tools.execute({"name": "peek"})).result == "final")
+
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                group.start_soon(caller, {"name": "peek"})
+                group.start_soon(
+                    caller, {"name": "write_text_file", "args": {"path": "x", "content": "x"}}
+                )
+            with anyio.fail_after(60):
+                for step in range(30):
+                    write(provider, PROVIDER, version=f"v{step + 1}")
+                    await anyio.sleep(PACE)
+                write(provider, PROVIDER, version="final")
+                await reloads.until(final_is_live, seconds=30)
+            stop.set()
+    codes = Counter(result.code for result in results if result.name == "peek")
+    assert set(codes) == {None}, codes
+    denied = Counter(result.error for result in results if result.name == "write_text_file")
+    assert set(denied) == {"Tool denied: the dependent asks (approval was refused)"}, denied
+    assert not (tmp_path / "x").exists()
+    assert sum(1 for report in reloads.reports if report.ok) >= 5

@@ -14,13 +14,23 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from ..llm.base import AssistantMessage, ChatRequest, LLMError, RequestedCall, UserMessage
+from ..llm.base import (
+    AssistantMessage,
+    ChatRequest,
+    Completion,
+    LLMError,
+    RequestedCall,
+    UserMessage,
+)
+from ..tools import traces
 from ..tools.calls import ToolCall, ToolResult
+from . import spans
 from .history import arguments_of, history_of, normal_call, tool_message
 from .log import LogWriter, now
 from .turn_events import TurnEvents
@@ -99,6 +109,8 @@ class Session:
         self._scope: anyio.CancelScope | None = None
         self._step: _Step | None = None
         self._closed = False
+        self._span: spans.TurnSpan | None = None
+        self._answer = ""
         self._repair()
 
     # -- public ----------------------------------------------------------------------------
@@ -182,26 +194,64 @@ class Session:
     async def _turn(self, text: str) -> None:
         self._turns += 1
         turn = self._turns
+        if not traces.ON:
+            await self._run_turn(turn, text)
+            return
+        content = self._trace_content()
+        with spans.turn_span(self.id, self.agent.llm, turn, text, content) as opened:
+            self._span = opened
+            try:
+                reason, error, kind = await self._run_turn(turn, text)
+            finally:
+                self._span = None
+            spans.end_turn(opened, reason, error, kind, self._answer, content)
+
+    async def _run_turn(self, turn: int, text: str) -> tuple[str, str | None, str | None]:
+        """The turn's steps; ``(reason, error, what failed)``, as its turn/end says."""
         self.record("turn/start", turn=turn, input=text)
         self.history.append(UserMessage(text))
-        reason, error = "cancelled", None
+        self._answer = ""
+        reason, error, kind = "cancelled", None, None
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
                 try:
                     reason = await self._steps(turn)
                 except LLMError as exc:
-                    reason, error = "error", str(exc)
+                    reason, error, kind = "error", str(exc), exc.code
                 except Exception as exc:
                     _log.exception("the agent loop failed in session %s", self.id)
-                    reason = "error"
+                    reason, kind = "error", type(exc).__qualname__
                     error = f"internal error in the agent loop ({type(exc).__name__}: {exc})"
             if scope.cancel_called:
-                reason, error = "cancelled", None
+                reason, error, kind = "cancelled", None, None
         finally:
             self._scope = None
             self._settle()
             self.record("turn/end", turn=turn, reason=reason, error=error)
+        return reason, error, kind
+
+    def _trace_content(self) -> bool:
+        """``trace_content`` of the tools service: messages and arguments in spans."""
+        return bool(getattr(getattr(self.agent.ctx.tools, "config", None), "trace_content", False))
+
+    async def _complete(self, request: ChatRequest, on_text: Callable[[str], None]) -> Completion:
+        """The model's answer, in a ``chat`` span while tracing is on."""
+        llm = self.agent.llm
+        if not traces.ON:
+            return await llm.complete(request, on_text)
+        content = self._trace_content()
+        with spans.chat_span(self.id, llm, request, content) as span:
+            try:
+                answer = await llm.complete(request, on_text)
+            except LLMError as exc:
+                traces.fail(span, exc.code, str(exc))
+                raise
+            except BaseException as exc:
+                traces.failed(span, exc)
+                raise
+            spans.end_chat(span, self._span, answer, content)
+            return answer
 
     async def _steps(self, turn: int) -> str:
         agent = self.agent
@@ -227,7 +277,8 @@ class Session:
                     }
                 )
 
-            answer = await agent.llm.complete(request, on_text)
+            answer = await self._complete(request, on_text)
+            self._answer = answer.text or self._answer
             calls = [] if wrap else list(answer.tool_calls)
             step.answered = True
             step.calls = calls

@@ -310,13 +310,9 @@ async def _chat(
         async with options.host(watch=watch) as host:
             agent = host.ctx.get("agent")
             if agent is None:
-                problems = [str(p) for p in host.problems()]
-                raise ChatError(
-                    "no agent is running: add an entry `name: harness:agent` and a model "
-                    "(`name: harness:openai`) to "
-                    + str(options.config_path)
-                    + "".join(f"\n  problem: {p}" for p in problems)
-                )
+                from .no_agent import why_no_agent
+
+                raise ChatError(why_no_agent(host, options.config_path))
             agent.save_always_to(options.config_path.absolute())  # the file chat runs on
             chat = Chat(host, console, yes, interactive)
             chat.session = agent.session(session_id)
@@ -354,7 +350,13 @@ def run_chat(
     options: Options, message: str | None, session_id: str | None, yes: bool, watch: bool
 ) -> int:
     """``harness chat``; the exit code."""
-    return anyio.run(_chat, options, message, session_id, yes, watch)
+    from . import otel
+
+    stop_traces = otel.setup()  # OTLP export when the OTEL_* variables ask for it
+    try:
+        return anyio.run(_chat, options, message, session_id, yes, watch)
+    finally:
+        stop_traces()
 
 
 # -- harness sessions ------------------------------------------------------------------------

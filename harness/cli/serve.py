@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from . import otel
 from .options import common, options_of
 
 
@@ -69,9 +70,15 @@ def run(
 
     options = options_of(ctx, **shared)
     serving = Serving(transport, bind, port, token, web=not no_web, allow_hosts=allow_hosts)
-    anyio.run(
-        partial(serve, options.host(watch=not no_watch), serving, table=True, debug=options.debug)
-    )
+    stop_traces = otel.setup()  # OTLP export when the OTEL_* variables ask for it
+    try:
+        anyio.run(
+            partial(
+                serve, options.host(watch=not no_watch), serving, table=True, debug=options.debug
+            )
+        )
+    finally:
+        stop_traces()
 
 
 @click.command(name="mcp")
@@ -86,4 +93,8 @@ def mcp_command(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
 
     options = options_of(ctx, **shared)
     host = options.host(watch=not no_watch)
-    anyio.run(partial(serve, host, Serving("stdio"), table=False, debug=options.debug))
+    stop_traces = otel.setup()
+    try:
+        anyio.run(partial(serve, host, Serving("stdio"), table=False, debug=options.debug))
+    finally:
+        stop_traces()

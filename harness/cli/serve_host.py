@@ -12,7 +12,8 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import anyio
@@ -21,6 +22,14 @@ from rich.console import Console
 from ..host import Host
 from .problems import report_problems
 from .tables import status_table
+from .token_notice import (
+    needs_token,
+    new_token,
+    on_terminal,
+    remove_token,
+    token_lines,
+    write_token,
+)
 
 
 @dataclass(frozen=True)
@@ -36,13 +45,21 @@ class Serving:
     """Serve the web console at ``/`` beside ``/mcp`` (HTTP only)."""
     allow_hosts: tuple[str, ...] = ()
     """Host names accepted beside the bind address's own (``--allow-host``)."""
+    generated: bool = False
+    """The token was made by this run (:mod:`.token_notice`), not given."""
 
 
 async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> None:
     """Enter ``host`` and serve it until a signal (or, on stdio, until the client leaves)."""
     from ..mcp import check_bind  # the MCP SDK loads only for serving
 
+    token_file = None
     if serving.transport == "http":
+        if needs_token(serving.bind, serving.token):  # a public bind gets one, not a refusal
+            token = new_token()
+            serving = replace(serving, token=token, generated=True)
+            if not on_terminal():  # never into a log: into a file only this user reads
+                token_file = write_token(host.config_path.absolute().parent, token)
         check_bind(serving.bind, serving.token)  # before loading anything
     if not debug:
         logging.getLogger("harness.reload").setLevel(logging.INFO)  # say what each reload did
@@ -51,13 +68,23 @@ async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> No
     with contextlib.ExitStack() as stack:
         # with MCP on stdio, stdout belongs to the protocol: everything else goes to stderr
         wire = stack.enter_context(protocol_stdout()) if serving.transport == "stdio" else None
-        await _serve(host, serving, table, err, wire)
+        if token_file is not None:
+            stack.callback(remove_token, token_file, serving.token or "")
+        await _serve(host, serving, table, err, wire, token_file)
 
 
 async def _serve(
-    host: Host, serving: Serving, table: bool, err: Console, wire: BinaryIO | None
+    host: Host,
+    serving: Serving,
+    table: bool,
+    err: Console,
+    wire: BinaryIO | None,
+    token_file: Path | None,
 ) -> None:
-    from ..mcp import McpSurface
+    from ..mcp import McpSurface, TokenThrottle
+
+    throttle = TokenThrottle()  # one count of wrong tokens for /mcp and the console
+    tty = on_terminal()
 
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with host:
@@ -93,12 +120,10 @@ async def _serve(
                         )
 
                 def ready(url: str) -> None:
-                    err.print(f"serving MCP at {url}", highlight=False)
-                    if console is not None:
-                        page = url.removesuffix("mcp")
-                        if serving.token:
-                            page += f"?token={serving.token}"
-                        err.print(f"web console at {page}", highlight=False)
+                    for line in token_lines(
+                        url, serving.token, serving.generated, console is not None, tty, token_file
+                    ):
+                        err.print(line, highlight=False, soft_wrap=True)
                     running()  # only once the port is bound: a busy port prints just the error
 
                 group.start_soon(stop_on_signal)
@@ -109,7 +134,12 @@ async def _serve(
 
                         def wrap(mcp_app: Any) -> Any:
                             return console_app(
-                                web, mcp_app, serving.bind, serving.token, serving.allow_hosts
+                                web,
+                                mcp_app,
+                                serving.bind,
+                                serving.token,
+                                serving.allow_hosts,
+                                throttle,
                             )
 
                     group.start_soon(
@@ -120,6 +150,7 @@ async def _serve(
                             ready,
                             wrap,
                             serving.allow_hosts,
+                            throttle=throttle,
                         )
                     )
                 elif serving.transport == "stdio":

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..errors import PluginError
+from ..tools import traces
 from ..tools.calls import ERROR_CODES, ToolCall, ToolResult
 from ..tools.define import ToolDefinition
 from .config import ExecutorConfig
@@ -142,7 +143,8 @@ class Shipper:
                 call, f"its Ray executor is unavailable: {_reason(exc)}"
             )
         timeout = tool.timeout if tool.timeout is not None else self.ctx.tools.config.timeout
-        ref = handle.run.remote(call.id, call.name, call.args)
+        # the trace goes on in the executor: its spans (if it traces) are this call's children
+        ref = handle.run.remote(call.id, call.name, call.args, traces.carrier())
         future = ref.future()
         try:
             with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:

@@ -16,6 +16,7 @@ import logging
 import os
 from typing import Any
 
+from ..tools import traces
 from ..tools.calls import Ask, Deny, ToolCall
 
 _log = logging.getLogger("harness.executor")
@@ -52,10 +53,30 @@ class Executor:
         problems = [f"{problem}" for problem in host.problems()]
         return {"pid": os.getpid(), "tools": host.ctx.tools.list(), "problems": problems}
 
-    async def run(self, call_id: str, name: str, args: Any) -> dict[str, Any]:
-        """Run one call's body with an empty pipeline; its ``ToolResult.to_dict()``."""
+    async def run(
+        self, call_id: str, name: str, args: Any, trace: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Run one call's body with an empty pipeline; its ``ToolResult.to_dict()``.
+
+        ``trace`` is the host's trace context (W3C headers): the body runs in it, under an
+        ``execute_tool`` span of its own when this process traces too.
+        """
         host = await self._host()
-        result = await host.tools.run(ToolCall(call_id, name, args))
+        call = ToolCall(call_id, name, args)
+        token = traces.resume(trace)
+        try:
+            if not traces.ON:
+                result = await host.tools.run(call)
+            else:
+                content = host.tools.config.trace_content
+                opened = traces.open_tool(call, content)
+                result = None
+                try:
+                    result = await host.tools.run(call)
+                finally:
+                    traces.close_tool(opened, result, content)
+        finally:
+            traces.leave(token)
         data: dict[str, Any] = result.to_dict()
         return data
 

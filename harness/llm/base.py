@@ -29,7 +29,16 @@ from ..errors import HarnessError
 
 
 class LLMError(HarnessError):
-    """Raised when the model could not answer (after retries), with what to check."""
+    """Raised when the model could not answer (after retries), with what to check.
+
+    ``code`` says what failed, for traces (``error.type``): an HTTP status (``"429"``), an
+    error event's type (``"overloaded_error"``), ``timeout``, ``connection_error``,
+    ``stream_broken``, or ``error``.
+    """
+
+    def __init__(self, message: str, code: str = "error") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)

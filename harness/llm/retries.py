@@ -70,7 +70,7 @@ async def with_retries(
             if not retry or shown or number == attempts:
                 if shown and retry:
                     message += " (not retried: part of the answer was already shown)"
-                raise LLMError(message) from None
+                raise LLMError(message, code_of(exc, sdk)) from None
             _log.info("%s; retrying in %.2f s (attempt %d of %d)", message, wait, number, attempts)
             await anyio.sleep(wait)
     raise AssertionError("unreachable")  # pragma: no cover
@@ -190,6 +190,21 @@ def _retry_after(exc: Any) -> float | None:
         return None if value is None else max(0.0, float(value))
     except ValueError:
         return None
+
+
+def code_of(exc: Exception, sdk: ModuleType) -> str:
+    """What failed, in a word (an :class:`LLMError`'s ``code``)."""
+    if isinstance(exc, sdk.APITimeoutError) or _is_timeout(exc):
+        return "timeout"
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__ or exc
+        broken = type(cause).__name__ in ("RemoteProtocolError", "ReadError")
+        return "stream_broken" if broken else "connection_error"
+    if isinstance(exc, sdk.APIStatusError) and exc.status_code >= 400:
+        return str(exc.status_code)
+    if isinstance(exc, sdk.APIError) and _error_type(exc):  # an error event in the stream
+        return _error_type(exc)
+    return "stream_broken" if is_broken_stream(exc) else "error"
 
 
 def _is_timeout(exc: Exception) -> bool:

@@ -3,8 +3,8 @@
 One concept per module: :mod:`.surface` (the server and its notifications), :mod:`.catalog`
 (the registry in MCP's format and its revision), :mod:`.approval` (elicitation and the sealed
 ``requestState``), :mod:`.results` (tool results as MCP content), :mod:`.hosts` (bind and
-``Host`` checks, standard library only) and :mod:`.http` (streamable HTTP: the transport, its
-limits and the fast path).
+``Host`` checks) and :mod:`.auth` (bearer tokens and their throttle), both standard library
+only, and :mod:`.http` (streamable HTTP: the transport, its limits and the fast path).
 
 Names are re-exported lazily, so ``from harness.mcp import check_bind`` does not load the SDK.
 """
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .approval import APPROVAL_KEY, McpApproval
+    from .auth import TokenThrottle
     from .catalog import Catalog
     from .hosts import allowed_hosts, check_bind, is_loopback, machine_names
     from .http.transport import BearerGate
@@ -32,6 +33,7 @@ _HOMES = {
     "is_loopback": "hosts",
     "machine_names": "hosts",
     "BearerGate": "http.transport",
+    "TokenThrottle": "auth",
     "to_mcp_result": "results",
     "McpSurface": "surface",
     "connection_of": "surface",
@@ -43,6 +45,7 @@ __all__ = [
     "Catalog",
     "McpApproval",
     "McpSurface",
+    "TokenThrottle",
     "allowed_hosts",
     "check_bind",
     "connection_of",

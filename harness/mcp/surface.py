@@ -40,6 +40,7 @@ from ..tools.calls import ToolCall
 from ..tools.tools_service import ToolsService
 from . import problems
 from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
+from .auth import TokenThrottle
 from .catalog import Catalog
 from .hosts import check_bind
 from .http.fast_path import FastCalls, sdk_mirrored
@@ -236,6 +237,7 @@ class McpSurface:
         allow_hosts: Sequence[str] = (),
         limits: HttpLimits | None = None,
         fast: bool = True,
+        throttle: TokenThrottle | None = None,
     ) -> Any:
         """The streamable HTTP app (path ``/mcp``), see
         :func:`~harness.mcp.http.transport.streamable_app`; with ``fast``, plain 2026-07-28
@@ -247,7 +249,7 @@ class McpSurface:
             def wrap(app: Any, hosts: list[str]) -> Any:
                 return FastCalls(app, self, hosts)
 
-        return streamable_app(self.server, host, token, allow_hosts, limits, wrap)
+        return streamable_app(self.server, host, token, allow_hosts, limits, wrap, throttle)
 
     async def serve_http(
         self,
@@ -258,15 +260,17 @@ class McpSurface:
         wrap: Any = None,
         allow_hosts: Sequence[str] = (),
         limits: HttpLimits | None = None,
+        throttle: TokenThrottle | None = None,
     ) -> None:
         """Serve streamable HTTP until cancelled; refuses a public bind without a token.
 
         ``wrap``, when given, turns the MCP app into the app served (the web console
-        mounts itself this way, beside ``/mcp``).
+        mounts itself this way, beside ``/mcp``, sharing ``throttle``: the wrong tokens
+        counted per client address, :mod:`.auth`).
         """
         check_bind(host, token)
         limits = limits or HttpLimits()
-        app = self.http_app(host, token, allow_hosts, limits)
+        app = self.http_app(host, token, allow_hosts, limits, throttle=throttle)
         await serve_app(wrap(app) if wrap is not None else app, host, port, token, limits, on_ready)
 
 

@@ -19,6 +19,9 @@ class ToolsConfig(pydantic.BaseModel):
     """Default bound on concurrent calls in ``execute_many``."""
     strict: bool = False
     """Default strictness of ``schemas("openai")``."""
+    trace_content: bool = False
+    """Put tool arguments and results, and the agent's messages, in trace spans (they may
+    hold secrets and personal data; off, spans carry only names, ids, counts and outcomes)."""
     reload_wait: float = pydantic.Field(RELOAD_WAIT, ge=0, allow_inf_nan=False)
     """Seconds a call waits for a reload of its tool's entry, or of a plugin that checks
     calls, before it is refused (0: refused at once)."""

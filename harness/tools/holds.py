@@ -12,6 +12,12 @@ arrives meanwhile waits for the hold to end when it concerns the call:
   ``tools/post-execute`` listener: then every call waits, so none runs unchecked between the
   old listeners' removal and the new ones' arrival.
 
+The plugins that depend on a service one of the fibers provides are unloaded and applied
+again inside the same transaction (the runtime does it as the provider goes and returns):
+their tools, and their pipeline listeners, count as the replaced fibers' own. Any tool
+removed while a hold is open is waited for, and any pipeline listener gone meanwhile makes
+every call wait.
+
 The wait is bounded by the tools service's ``reload_wait`` (seconds, default
 :data:`~harness.tools.config.RELOAD_WAIT`). Past it the call is refused, never run: ``denied``
 when a checker was reloading, ``timeout`` when only its tool's entry was, each saying who
@@ -29,6 +35,7 @@ from .calls import ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..events import EventBus
     from ..fiber import Fiber
 
 PIPELINE = ("tools/pre-execute", "tools/execute", "tools/post-execute")
@@ -38,31 +45,44 @@ PIPELINE = ("tools/pre-execute", "tools/execute", "tools/post-execute")
 class Hold:
     """One reload transaction, as calls see it."""
 
-    __slots__ = ("checks", "done", "fibers", "names", "tools", "who")
+    __slots__ = ("bus", "checks", "done", "fibers", "names", "stages", "tools", "who")
 
     def __init__(
-        self, fibers: set[Fiber], tools: Mapping[str, Any], checks: bool, who: str
+        self, fibers: set[Fiber], tools: Mapping[str, Any], bus: EventBus, who: str
     ) -> None:
         self.fibers = fibers
         """The fibers being replaced."""
         self.tools = tools
         """The registry's live name → entry map (an entry's ``context`` registered it)."""
+        self.bus = bus
         self.names: set[str] = set()
-        """The tools of the replaced fibers removed so far (the registry adds them)."""
-        self.checks = checks
-        """True when one of the replaced fibers listened on a pipeline stage."""
+        """The tools removed since the transaction began (the registry adds them)."""
+        self.stages = {stage: bus.listeners(stage) for stage in PIPELINE}
+        """The pipeline's listeners when the transaction began."""
+        self.checks = any(
+            listener.owner is not None and within(listener.owner, fibers)
+            for listeners in self.stages.values()
+            for listener in listeners
+        )
+        """True once a replaced fiber (or a dependent) is known to check calls."""
         self.who = who
         """The replaced plugins, for messages (``plugin 'a', plugin 'b'``)."""
         self.done = anyio.Event()
 
     def concerns(self, name: str) -> bool:
-        """Whether a call to ``name`` must wait for this transaction: one of the fibers
-        checks calls, or held the tool (it still does, or it was removed meanwhile).
+        """Whether a call to ``name`` must wait for this transaction: a plugin that checks
+        calls is being replaced, or the tool was removed meanwhile, or it belongs to one of
+        the replaced fibers.
 
         Worked out when a call asks, so a reload that no call meets costs nothing per tool.
         """
         if self.checks or name in self.names:
             return True
+        for stage, listeners in self.stages.items():  # a dependent's checks went away
+            now = self.bus.listeners(stage)
+            if any(listener not in now for listener in listeners):
+                self.checks = True
+                return True
         entry = self.tools.get(name)
         return entry is not None and within(entry.context, self.fibers)
 

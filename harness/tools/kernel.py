@@ -35,7 +35,7 @@ import anyio
 
 from ..errors import ToolArgsError
 from ..service import unwrap
-from . import jsonvalue
+from . import jsonvalue, traces
 from .approval import Approved, Denied, Inherited, Pending, decide
 from .approvals import Approvals
 from .calls import Ask, Deny, ToolCall, ToolResult
@@ -97,7 +97,9 @@ async def execute(
         if "tools/result" in layers:
             bus.emit("tools/result", call, result)
         return result
-    # A tracing span wraps one call here: from this line to the tools/result event.
+    # traces: one execute_tool span from here to the tools/result event (only while a
+    # tracer provider is installed; else this is one module attribute read)
+    traced = traces.open_tool(call, tools.config.trace_content) if traces.ON else None
     denial: ToolResult | None = None
     held = False
     try:
@@ -142,6 +144,8 @@ async def execute(
         )
     if held:
         tools._inherited.release(call.id, approval)
+    if traced is not None:
+        traces.close_tool(traced, result, tools.config.trace_content)
     # -- result -------------------------------------------------------------------------
     if "tools/result" in layers:
         bus.emit("tools/result", call, result)

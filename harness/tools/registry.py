@@ -24,7 +24,7 @@ from .config import ToolsConfig
 from .define import ToolDefinition
 from .function import tool as tool_from_function
 from .gates import Gates
-from .holds import PIPELINE, Hold, within
+from .holds import Hold
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -99,9 +99,8 @@ class ToolRegistry:
 
         def cleanup() -> None:
             if self._tools.get(name) is entry:
-                for hold in self._gates.holds:  # removed by a reload: its calls will wait
-                    if within(entry.context, hold.fibers):
-                        hold.names.add(name)
+                for hold in self._gates.holds:  # removed during a reload: its calls wait
+                    hold.names.add(name)
                 del self._tools[name]
                 del self._definitions[name]
                 self._changed()
@@ -216,14 +215,8 @@ class ToolRegistry:
         if not fibers:
             yield None
             return
-        held = set(fibers)
-        checks = any(
-            listener.owner is not None and within(listener.owner, held)
-            for stage in PIPELINE
-            for listener in self._bus.listeners(stage)
-        )
         who = ", ".join(f"plugin {fiber.name!r}" for fiber in fibers)
-        hold = Hold(held, self._tools, checks, who)
+        hold = Hold(set(fibers), self._tools, self._bus, who)
         self._gates.begin(hold)
         try:
             yield hold

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..mcp.auth import TokenThrottle
 from .console import WebConsole
 from .routes import build_app
 from .security import WebGate
@@ -16,13 +17,15 @@ def console_app(
     bind: str,
     token: str | None,
     allow_hosts: Sequence[str] = (),
+    throttle: TokenThrottle | None = None,
 ) -> Any:
     """One ASGI app: ``/mcp`` → ``mcp_app``; the rest → the console, behind its gate.
 
     The gate accepts the same Host names as the MCP endpoint: the bind address's own and
-    ``allow_hosts`` (``--allow-host``).
+    ``allow_hosts`` (``--allow-host``); wrong tokens count in ``throttle``, which the MCP
+    endpoint's gate should share.
     """
-    web = WebGate(build_app(console), bind, token, allow_hosts=allow_hosts)
+    web = WebGate(build_app(console), bind, token, allow_hosts=allow_hosts, throttle=throttle)
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] != "lifespan" else "/mcp"

@@ -37,6 +37,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 
+from ..mcp.auth import TokenThrottle, bearer_token, client_key, same_token, too_many
 from ..mcp.hosts import allowed_hosts
 
 COOKIE = "harness_console"
@@ -78,11 +79,13 @@ class WebGate:
         token: str | None = None,
         max_body: int = MAX_BODY,
         allow_hosts: Sequence[str] = (),
+        throttle: TokenThrottle | None = None,
     ) -> None:
         self.app = RequestBodyLimitMiddleware(app, max_body)
         self.hosts = allowed_hosts(bind, allow_hosts)
         self.token = token
         self.cookie = cookie_value(token) if token else None
+        self.throttle = throttle if throttle is not None else TokenThrottle()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -110,13 +113,17 @@ class WebGate:
         host = headers.get("host", "")
         if not host_allowed(host, self.hosts):
             return _Reply(421, f"this server does not answer to the host {host!r}")
-        if self.token and not self._authorized(scope, headers):
+        verdict = self._authorized(scope, headers) if self.token else True
+        if verdict is False:
             return _Reply(
                 401,
                 "unauthorized: open the console with the URL harness run printed (it ends in "
                 "?token=...), or send Authorization: Bearer <token>",
                 [(b"www-authenticate", b"Bearer")],
             )
+        if verdict is not True:
+            body, retry_after = too_many(int(verdict))
+            return _Reply(429, "", [retry_after], body)
         own = _own_origin(scope, host)
         origin = headers.get("origin")
         if origin is not None and origin != own:
@@ -141,21 +148,24 @@ class WebGate:
             )
         return None
 
-    def _authorized(self, scope: Any, headers: dict[str, str]) -> bool:
+    def _authorized(self, scope: Any, headers: dict[str, str]) -> bool | int:
+        """True for the cookie or the token; False, or the seconds of a lock-out (429).
+
+        The cookie (an HMAC of the token) is checked even while the address is locked out:
+        it cannot be guessed, so the pages already open keep working. The token itself, as
+        ``Bearer`` or ``?token=``, goes through the throttle (:mod:`harness.mcp.auth`).
+        """
         assert self.token is not None
         assert self.cookie is not None
-        given = headers.get("authorization", "")
-        if hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+        cookie = _cookies(headers.get("cookie", "")).get(COOKIE)
+        if cookie is not None and same_token(cookie, self.cookie):
             return True
-        cookie = _cookies(headers.get("cookie", "")).get(COOKIE, "")
-        if hmac.compare_digest(cookie.encode(), self.cookie.encode()):
-            return True
-        query = _query_token(scope)
-        return (
-            scope["method"] == "GET"
-            and query is not None
-            and hmac.compare_digest(query.encode(), self.token.encode())
-        )
+        given = bearer_token(headers.get("authorization"))
+        if given is None and scope["method"] == "GET":
+            given = _query_token(scope)
+        if given is None:
+            return False  # no credentials: no guess either
+        return self.throttle.attempt(client_key(scope), given, self.token)
 
     async def _take_token(self, scope: Any, send: Any) -> None:
         assert self.cookie is not None
@@ -187,10 +197,14 @@ class _Reply:
     """A JSON refusal ``{"error": message}``."""
 
     def __init__(
-        self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
+        self,
+        status: int,
+        message: str,
+        headers: list[tuple[bytes, bytes]] | None = None,
+        body: bytes | None = None,
     ) -> None:
         self.status = status
-        self.body = json.dumps({"error": message}).encode()
+        self.body = body if body is not None else json.dumps({"error": message}).encode()
         self.headers = headers or []
 
     async def __call__(self, send: Any) -> None:

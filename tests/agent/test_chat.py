@@ -257,4 +257,4 @@ def test_chat_without_an_agent_says_what_to_add(tmp_path: Path) -> None:
     write(tmp_path / "cordis.yml", f"insert:\n  - id: echo\n    name: {PLUGINS}/echo.py\n")
     done = run("chat", "-m", "hello", cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stderr.startswith("ChatError: no agent is running: add an entry")
+    assert done.stderr.startswith("ChatError: no agent in cordis.yml: add an entry")

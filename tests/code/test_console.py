@@ -47,9 +47,9 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServe
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, scripted: ScriptedServer) -> Iterator[Served]:
     extra = (
-        "  - id: model\n    name: harness:openai\n    config:\n      model: scripted\n"
+        "  - id: scripted_model\n    name: harness:openai\n    config:\n      model: scripted\n"
         f"      base_url: {scripted.url}\n"
-        "  - id: agent\n    name: harness:agent\n    config: {code_mode: true}\n"
+        "  - id: code_agent\n    name: harness:agent\n    config: {code_mode: true}\n"
         "  - id: code\n    name: harness:code\n    config: {timeout: 120}\n"
     )
     running = Served(make_project(tmp_path_factory.mktemp("code"), extra))

@@ -12,11 +12,14 @@ Its tools:
 - ``flood {count, seconds}``: ``count`` ``tools/list_changed`` notifications (spread over
   ``seconds``; requests are answered meanwhile), then the answer: the seconds it took; from
   then on ``tools/list`` also lists ``flooded``;
-- ``lists``: how many ``tools/list`` requests the server has answered.
+- ``lists``: how many ``tools/list`` requests the server has answered;
+- ``noise {size}``, ``stray {size}``: a ``size``-byte notification, or answer to a request
+  nobody sent, before the answer; over HTTP, ``echo {gzip: true}`` answers gzip-compressed.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import sys
@@ -51,6 +54,8 @@ def tools() -> list[dict[str, Any]]:
         tool("huge", "A huge result.", {"size": {"type": "integer"}}),
         tool("flood", "list_changed, many times.", {"count": {"type": "integer"}}),
         tool("lists", "How many tools/list requests were answered."),
+        tool("noise", "A huge notification.", {"size": {"type": "integer"}}),
+        tool("stray", "A huge answer to nothing.", {"size": {"type": "integer"}}),
     ]
     if state["flooded"]:
         listed.append(tool("flooded", "Listed after a flood."))
@@ -88,6 +93,20 @@ def answer(message: dict[str, Any], notify: Callable[[dict[str, Any]], None]) ->
     if name == "lists":
         with lock:
             return text_result(str(state["lists"]))
+    if name == "noise":  # a notification too large to read, then the answer
+        size = int(args.get("size", 0))
+        notify(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": "n" * size},
+            }
+        )
+        return text_result("after the noise")
+    if name == "stray":  # an answer to a request nobody sent, too large to read
+        size = int(args.get("size", 0))
+        notify({"jsonrpc": "2.0", "id": 987654, "result": {"text": "s" * size}})
+        return text_result("after the stray")
     if name == "flood":  # in batches of 50, spread over `seconds`
         count = int(args.get("count", 0))
         began = time.monotonic()
@@ -188,6 +207,17 @@ class Handler(BaseHTTPRequestHandler):
             pieces = huge_pieces(message["id"], int(args["size"]), args.get("order", ""))
             self.stream(pieces, sse=bool(args.get("sse")))
             return
+        if message.get("method") == "tools/call" and params.get("name") == "echo":
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": answer(message, print)}
+            if args.get("gzip"):  # small on the wire, compressed without being asked
+                data = gzip.compress(json.dumps(reply).encode())
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-encoding", "gzip")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
         notes: list[dict[str, Any]] = []
         result = answer(message, notes.append)  # over HTTP, the floods are not sent
         data = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()

@@ -115,3 +115,31 @@ async def test_a_sustained_flood_costs_one_list_per_half_second(tmp_path: Path) 
         answered = int((await call(host, "up_lists")).result)
         # the first list, one re-list per 0.5 s the flood lasted, the one it left pending
         assert answered <= 1 + lasted / 0.5 + 2
+
+
+async def test_an_oversized_notification_is_dropped_and_a_stray_answer_ends_the_connection(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, [hostile(include=["noise", "stray", "echo"], timeout=120)])
+    async with Host(config) as host:
+        noise = await call(host, "up_noise", size=HUGE)
+        assert noise.result == "after the noise"
+        stray = await call(host, "up_stray", size=HUGE)
+        assert stray.code == "tool_error"
+        assert stray.error is not None
+        assert stray.error.startswith("MCP server 'up': the server sent a ")
+        assert stray.error.endswith(
+            "-byte message (more than max_result_bytes, 4000000) that answers no request "
+            "harness sent"
+        )
+
+
+async def test_a_compressed_http_answer_is_refused(tmp_path: Path, http_url: str) -> None:
+    entry = {"id": "up", "name": "harness:mcp-client", "config": {"url": http_url}}
+    async with Host(write_config(tmp_path, [entry])) as host:
+        plain = await call(host, "up_echo", text="a")
+        assert plain.result == "hostile says a"
+        packed = await call(host, "up_echo", text="a", gzip=True)
+        assert packed.code == "tool_error"
+        assert packed.error is not None
+        assert "the server compressed its answer, which harness did not ask for" in packed.error

@@ -75,6 +75,8 @@ def make_project(folder: Path, extra: str = "", plugins: dict[str, str] | None =
     text = TEMPLATE.read_text().replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
     # the file and git tools are off by default: the console's tests use them
     text = re.sub(r"(- id: (files|git) .*\n)    enabled: false\n", r"\1", text)
+    if re.search(r"- id: (model|agent)\b", extra):  # the test's own model replaces the template's
+        text = re.sub(r"\n  - id: assistant\n(?:    .*\n|\n)*", "\n", text)
     config.write_text(text + extra)
     return config
 

@@ -6,12 +6,23 @@ the request up, and headless Chromium to read a redirect target as a browser doe
 
 from __future__ import annotations
 
+import os
+import pty
+import re
+import select
+import signal
 import socket
+import stat
+import subprocess
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
+from ..helpers import HARNESS
 from .conftest import Served, make_project
 
 TOKEN = "the-console-token"
@@ -112,3 +123,167 @@ def test_the_redirect_keeps_an_ordinary_path_and_query(served: Served) -> None:
     assert fields["location"] == "/?x=1&y=a+b"
     status, fields = raw_get(port_of(served), f"/static/app.css?token={TOKEN}")
     assert fields["location"] == "/static/app.css"
+
+
+def client_from(address: str, **options: Any) -> httpx2.Client:
+    """An HTTP client whose connections come from ``address`` (any of 127.0.0.0/8)."""
+    return httpx2.Client(transport=httpx2.HTTPTransport(local_address=address), **options)
+
+
+MCP_PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def test_wrong_tokens_are_throttled_per_address(tmp_path: Path) -> None:
+    server = Served(make_project(tmp_path), "--token", TOKEN)
+    try:
+        api = server.base + "api/tools"
+        mcp = server.base + "mcp"
+        with client_from("127.0.0.1", timeout=10) as attacker:
+            for guess in range(10):  # the free ones: a plain 401 each, on either surface
+                url = mcp if guess % 2 else api
+                wrong = {**MCP_HEADERS, "Authorization": f"Bearer guess-{guess}"}
+                answer = (
+                    attacker.post(url, json=MCP_PING, headers=wrong)
+                    if url == mcp
+                    else attacker.get(url, headers=wrong)
+                )
+                assert answer.status_code == 401, (guess, answer.text)
+            for attempt in (
+                {"Authorization": "Bearer guess-10"},
+                {"Authorization": f"Bearer {TOKEN}"},  # not even checked now
+            ):
+                locked = attacker.get(api, headers=attempt)
+                assert locked.status_code == 429, locked.text
+                assert 1 <= int(locked.headers["retry-after"]) <= 60
+                assert "too many wrong tokens" in locked.json()["error"]
+            assert attacker.get(server.base + f"?token={TOKEN}").status_code == 429
+            right = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+            assert attacker.post(mcp, json=MCP_PING, headers=right).status_code == 429
+            # no credentials at all is no guess: still a plain 401
+            assert attacker.get(api).status_code == 401
+        # the right token from another address works, on both surfaces
+        with client_from("127.0.0.2", timeout=10) as other:
+            assert other.get(api, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+            past = other.post(mcp, json=MCP_PING, headers=right)
+            assert past.status_code not in (401, 403, 429)  # past the gate: MCP answers
+            entry = other.get(server.base + f"?token={TOKEN}")
+            assert entry.status_code == 303
+            name, value = entry.headers["set-cookie"].split(";")[0].split("=", 1)
+        # and a page already holding the cookie keeps working from the locked address
+        with client_from("127.0.0.1", timeout=10, cookies={name: value}) as page:
+            assert page.get(api).status_code == 200
+        log = "".join(server.lines)
+        assert "10 wrong tokens from 127.0.0.1: its token attempts are refused for 60 s" in log
+        assert TOKEN not in log
+    finally:
+        server.close()
+
+
+def test_the_bearer_scheme_is_read_in_any_case(served: Served) -> None:
+    api = served.base + "api/tools"
+    for header in (
+        f"Bearer {TOKEN}",
+        f"bearer {TOKEN}",
+        f"BEARER {TOKEN}",
+        f"bEaReR {TOKEN}",
+        f"Bearer   {TOKEN}",
+        f"Bearer\t{TOKEN}",
+    ):
+        assert httpx2.get(api, headers={"Authorization": header}).status_code == 200, header
+        mcp = httpx2.post(
+            served.base + "mcp", json=MCP_PING, headers={**MCP_HEADERS, "Authorization": header}
+        )
+        assert mcp.status_code not in (401, 403, 429), (header, mcp.text)
+    for header in (f"Basic {TOKEN}", f"Bearer{TOKEN}", TOKEN, "Bearer"):
+        assert httpx2.get(api, headers={"Authorization": header}).status_code == 401, header
+
+
+class Terminal:
+    """``harness run`` with its stderr on a real pseudo-terminal, as in a person's shell."""
+
+    def __init__(self, *args: str, cwd: Path) -> None:
+        self.master, slave = pty.openpty()
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+        self.process = subprocess.Popen(
+            [HARNESS, "run", *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=slave,
+            env=environment,
+        )
+        os.close(slave)
+        self.text = ""
+
+    def read_until(self, marker: str) -> str:
+        deadline = time.monotonic() + 60
+        while marker not in self.text:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.master], [], [], max(left, 0))
+            assert ready, f"no {marker!r} on the terminal in 60 s:\n{self.text}"
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # the process closed the terminal
+                chunk = b""
+            assert chunk, f"harness run ended before {marker!r}:\n{self.text}"
+            self.text += chunk.decode(errors="replace")
+        return self.text
+
+    def close(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=20)
+        os.close(self.master)
+
+
+def test_a_given_token_shows_on_a_terminal_only(tmp_path: Path) -> None:
+    config = make_project(tmp_path)
+    # stderr to a pipe (a log): the URL without the token, and where the token is
+    logged = Served(config, "--token", TOKEN)
+    try:
+        assert logged.url == logged.base
+        assert not logged.url.endswith("?token=")
+        line = next(line for line in logged.lines if "web console at" in line)
+        assert "the token is the value of --token / HARNESS_MCP_TOKEN" in line
+    finally:
+        logged.close()
+    assert TOKEN not in "".join(logged.lines)
+    # stderr on a terminal: a person reads it, and can click the URL
+    terminal = Terminal("-c", str(config), "--port", "0", "--token", TOKEN, cwd=tmp_path)
+    try:
+        text = terminal.read_until("press Ctrl-C")
+        assert re.search(rf"web console at http://127\.0\.0\.1:\d+/\?token={TOKEN}\s", text)
+    finally:
+        terminal.close()
+
+
+def test_a_public_bind_without_a_token_gets_a_generated_one(tmp_path: Path) -> None:
+    config = make_project(tmp_path)
+    token_file = tmp_path / ".harness" / "token"
+    logged = Served(config, "--host", "0.0.0.0")
+    try:
+        token = token_file.read_text().strip()
+        assert len(token) >= 43  # secrets.token_urlsafe(32)
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        line = next(line for line in logged.lines if "web console at" in line)
+        assert f"the token this run made is in {token_file} (readable by you only)" in line
+        base = logged.base.replace("0.0.0.0", "127.0.0.1")
+        assert httpx2.get(base + "api/tools").status_code == 401
+        bearer = {"Authorization": f"Bearer {token}"}
+        assert httpx2.get(base + "api/tools", headers=bearer).status_code == 200
+        ping = httpx2.post(base + "mcp", json=MCP_PING, headers={**MCP_HEADERS, **bearer})
+        assert ping.status_code not in (401, 403, 429)
+    finally:
+        logged.close()
+    assert token not in "".join(logged.lines)
+    assert not token_file.exists()  # the token ends with the run
+    terminal = Terminal("-c", str(config), "--port", "0", "--host", "0.0.0.0", cwd=tmp_path)
+    try:
+        text = terminal.read_until("press Ctrl-C")
+        made = re.search(r"so this run made one: (\S+) \(MCP clients send", text)
+        assert made, text
+        assert len(made.group(1)) >= 43
+        assert f"/?token={made.group(1)}" in text
+        assert not token_file.exists()  # shown to the person, written nowhere
+    finally:
+        terminal.close()

@@ -1,14 +1,14 @@
 """The streamable HTTP transport: the SDK's app behind harness's gates, served by uvicorn.
 
 Requests must name an allowed host (:func:`~harness.mcp.hosts.allowed_hosts`), else 421; the
-Origin must be one of them; with a token, ``Authorization: Bearer`` is required (401). The
+Origin must be one of them; with a token, ``Authorization: Bearer`` is required (401; 429 for
+an address that sent too many wrong ones, :mod:`..auth`). The
 limits of :class:`~harness.mcp.http.limits.HttpLimits` shed slow and flooding clients.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,6 +17,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ...errors import HarnessError
+from ..auth import TokenThrottle, bearer_token, client_key, too_many
 from ..hosts import allowed_hosts, check_bind, url_host
 from .joined_writes import joined_writes_protocol
 from .limits import (
@@ -35,11 +36,13 @@ def streamable_app(
     allow_hosts: Sequence[str] = (),
     limits: HttpLimits | None = None,
     fast: Callable[[Any, list[str]], Any] | None = None,
+    throttle: TokenThrottle | None = None,
 ) -> Any:
     """The streamable HTTP app of ``server`` (path ``/mcp``), Origin-checked, token-gated
-    when ``token`` is set, with the body timeout, idle-session bound and per-client session
-    count of ``limits``. ``fast(app, allowed_hosts)``, when given, wraps the SDK's app in a
-    layer that answers some requests itself (:class:`~harness.mcp.http.fast_path.FastCalls`)."""
+    when ``token`` is set (wrong tokens counted in ``throttle``), with the body timeout,
+    idle-session bound and per-client session count of ``limits``. ``fast(app,
+    allowed_hosts)``, when given, wraps the SDK's app in a layer that answers some requests
+    itself (:class:`~harness.mcp.http.fast_path.FastCalls`)."""
     limits = limits or HttpLimits()
     hosts = allowed_hosts(host, allow_hosts)
     security = TransportSecuritySettings(
@@ -58,7 +61,7 @@ def streamable_app(
     if fast is not None:
         app = fast(app, hosts)  # sessionless requests only: after the session count
     app = BodyTimeout(app, limits.body_timeout)
-    return BearerGate(app, token) if token else app
+    return BearerGate(app, token, throttle) if token else app
 
 
 async def serve_app(
@@ -115,31 +118,47 @@ async def serve_app(
 
 
 class BearerGate:
-    """ASGI middleware: HTTP requests need ``Authorization: Bearer <token>``, else 401."""
+    """ASGI middleware: HTTP requests need ``Authorization: Bearer <token>`` (the scheme in
+    any case), else 401; an address past its wrong tokens gets 429 (:mod:`..auth`)."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: Any, token: str, throttle: TokenThrottle | None = None) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.token = token
+        self.throttle = throttle if throttle is not None else TokenThrottle()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            headers = dict(scope.get("headers") or [])
-            given = headers.get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b"Bearer"),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+            given = None
+            for name, value in scope.get("headers") or ():
+                if name == b"authorization":
+                    given = bearer_token(value)
+                    break
+            verdict = (
+                False
+                if given is None
+                else self.throttle.attempt(client_key(scope), given, self.token)
+            )
+            if verdict is not True:
+                await _refuse(send, verdict)
                 return
         await self.app(scope, receive, send)
+
+
+async def _refuse(send: Any, verdict: bool | int) -> None:
+    if verdict is not False:
+        status = 429
+        body, extra = too_many(int(verdict))
+    else:
+        status = 401
+        body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
+        extra = (b"www-authenticate", b"Bearer")
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _quiet_server(config: Any) -> Any:
