@@ -70,8 +70,8 @@ PLANTS = {
     "testing": ("testing/__init__.py", "from harness import tools", "harness.tools", "from"),
     "mcp": (
         "mcp/http/fast_path.py",
-        "from ...agent import approvals",
-        "harness.agent.approvals",
+        "from ...agent import history",
+        "harness.agent.history",
         "from",
     ),
     "agent": ("agent/session.py", "from ..web import console", "harness.web.console", "from"),
