@@ -10,8 +10,8 @@ b``, imports under ``if TYPE_CHECKING:`` and inside functions (a lazy import is 
 arrow), ``importlib.import_module("a.b")`` and ``__import__("a.b")`` with literal strings. A
 dynamic import whose name is not a literal is allowed only in :data:`DYNAMIC`, the places
 that load plugins by name (``harness:agent``, ``harness.reload:Reloader``: a plugin named in
-a config is loaded the way any plugin is, not imported) and the lazy re-exports of a
-package's own modules.
+a config is loaded the way any plugin is, not imported) and :mod:`harness.lazy`, the lazy
+re-exports of a package's own modules.
 
 Nothing here imports the package it checks: :func:`problems` reads the files under any
 folder, so the tests can run it on a copy with a planted import.
@@ -23,7 +23,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-CORE = frozenset({"context", "errors", "events", "fiber", "plugin", "runtime", "service"})
+CORE = frozenset({"context", "errors", "events", "fiber", "lazy", "plugin", "runtime", "service"})
 """The core runtime's modules (``harness/<name>.py``): the one layer allowed a cycle."""
 
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
@@ -51,8 +51,10 @@ layer by its dotted path under ``harness`` (the web console's Host and token che
 the public names; ``main`` is ``harness/__main__.py``. Nothing may import ``testing``, the
 scripted model server that tests and users start beside a host."""
 
-DYNAMIC = frozenset({"harness.loader.builtin", "harness.loader.resolve"})
-"""The modules that may import a name that is not a literal: they load plugins by name."""
+DYNAMIC = frozenset({"harness.lazy", "harness.loader.builtin", "harness.loader.resolve"})
+"""The modules that may import a name that is not a literal: a package's lazy re-exports of
+its own modules (which the package also imports under ``TYPE_CHECKING``, so the arrows show)
+and the loader, which loads plugins by name."""
 
 VERSION_ONLY = frozenset({"__version__"})
 """``from harness import __version__`` is no arrow to the package's public names."""
@@ -60,12 +62,14 @@ VERSION_ONLY = frozenset({"__version__"})
 
 @dataclass(frozen=True, order=True)
 class Edge:
-    """``source`` imports ``target`` at ``where`` (``path:line``), written as ``how``."""
+    """``source`` imports ``target`` at ``where`` (``path:line``), written as ``how``;
+    ``typing`` when only type checkers see it (under ``if TYPE_CHECKING:``)."""
 
     source: str
     target: str
     where: str
     how: str
+    typing: bool = False
 
 
 def layer_of(module: str) -> str | None:
@@ -133,7 +137,7 @@ class Package:
             for node in ast.walk(self.trees[module]):
                 if (how := _import_call(node)) is None or not isinstance(node, ast.Call):
                     continue
-                if _literal(node) is None and not _own_lazy_export(node, path):
+                if _literal(node) is None:
                     found.append(f"{self._where(path, node)}: {module} calls {how} on a name")
         return found
 
@@ -144,6 +148,7 @@ class Package:
     def _edges_of(self, module: str, path: Path) -> list[Edge]:
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         found: list[tuple[str, ast.AST, str]] = []
+        typing = _typing_only(self.trees[module])
         for node in ast.walk(self.trees[module]):
             if isinstance(node, ast.Import):
                 found += [(alias.name, node, "import") for alias in node.names]
@@ -165,8 +170,18 @@ class Package:
             while target and not self.is_module(target):  # ``import a.b.attr`` → a.b
                 target = target.rpartition(".")[0]
             if target.split(".")[0] == self.name and target != module:
-                edges.append(Edge(module, target, self._where(path, node), how))
+                where = self._where(path, node)
+                edges.append(Edge(module, target, where, how, id(node) in typing))
         return edges
+
+
+def _typing_only(tree: ast.Module) -> set[int]:
+    """The ids of the nodes under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            inside.update(id(sub) for stmt in node.body for sub in ast.walk(stmt))
+    return inside
 
 
 def _absolute(name: str, level: int, package: str) -> str:
@@ -208,21 +223,6 @@ def _absolute_call(name: str, call: ast.Call, package: str) -> str:
     return _absolute(name[level:], level, package)
 
 
-def _own_lazy_export(call: ast.Call, path: Path) -> bool:
-    """``import_module(f".{home}", __name__)`` in a package's ``__init__``: its own modules."""
-    if path.name != "__init__.py" or len(call.args) != 2:
-        return False
-    name, anchor = call.args
-    return (
-        isinstance(name, ast.JoinedStr)
-        and bool(name.values)
-        and isinstance(head := name.values[0], ast.Constant)
-        and head.value == "."
-        and isinstance(anchor, ast.Name)
-        and anchor.id == "__name__"
-    )
-
-
 def problems(root: Path) -> list[str]:
     """Everything wrong with the layers of the package at ``root``, one line each."""
     package = Package(root)
@@ -250,10 +250,13 @@ def problems(root: Path) -> list[str]:
 
 
 def cycles(root: Path) -> list[str]:
-    """Pairs of modules that reach each other, outside the core runtime's own cycle."""
+    """Pairs of modules that reach each other when imported, outside the core runtime's own
+    cycle (an import under ``if TYPE_CHECKING:`` never runs, so it closes no cycle; it
+    still counts for the layers)."""
     graph: dict[str, set[str]] = {}
     for edge in Package(root).edges():
-        graph.setdefault(edge.source, set()).add(edge.target)
+        if not edge.typing:
+            graph.setdefault(edge.source, set()).add(edge.target)
 
     def reaches(start: str, goal: str) -> bool:
         seen, stack = set(), [start]

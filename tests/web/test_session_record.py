@@ -49,12 +49,14 @@ def api(served: Served, path: str) -> str:
 def test_search_finds_yesterdays_session_by_a_word(served: Served) -> None:
     found = httpx2.get(api(served, ""), params={"q": "ZEBRA"}).json()
     assert [item["id"] for item in found] == [OLD]
-    assert found[0]["turns"] == 1 and found[0]["created"] < found[0]["updated"]
+    assert found[0]["turns"] == 1
+    assert found[0]["created"] < found[0]["updated"]
     everything = httpx2.get(api(served, "")).json()
     assert {item["id"] for item in everything} >= {OLD, "20261130-100000-def456"}
     assert httpx2.get(api(served, ""), params={"q": "giraffe"}).json() == []
     long = httpx2.get(api(served, ""), params={"q": "x" * 201})
-    assert long.status_code == 400 and "200 characters" in long.json()["error"]
+    assert long.status_code == 400
+    assert "200 characters" in long.json()["error"]
 
 
 def test_the_trajectory_of_each_turn(served: Served) -> None:
@@ -84,7 +86,8 @@ def test_rename_is_validated_and_kept_across_a_restart(served: Served, project: 
     foreign = httpx2.patch(session, json={"title": "x"}, headers={"origin": "https://evil.example"})
     assert foreign.status_code == 403
     renamed = httpx2.patch(session, json={"title": "  Zebra work "})
-    assert renamed.status_code == 200 and renamed.json()["title"] == "Zebra work"
+    assert renamed.status_code == 200
+    assert renamed.json()["title"] == "Zebra work"
     listed = {item["id"]: item["title"] for item in httpx2.get(api(served, "")).json()}
     assert listed[OLD] == "Zebra work"
     again = Served(project)  # a new server process reads the title from the log
