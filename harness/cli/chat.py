@@ -316,6 +316,9 @@ async def _chat(
             broker = host.ctx.get("approval")
             if broker is not None and hasattr(broker, "config_file"):
                 broker.config_file = options.config_path.absolute()
+            from ..agent.session import model_label
+
+            err.print(f"model: {model_label(host.ctx.get('llm'))}", highlight=False, markup=False)
             chat = Chat(host, console, yes, interactive)
             chat.session = agent.session(session_id)
             if session_id:
