@@ -1,19 +1,17 @@
-"""harness: an async plugin host for LLM-agent tools, following the Cordis plugin model."""
+"""harness: an async plugin host for LLM-agent tools, following the Cordis plugin model.
+
+The public names load on first use (``from harness import Host`` imports the host then), so
+``import harness`` costs almost nothing, and it changes nothing in the process that imports
+it: not the garbage collector, not logging, not a signal handler. The ``harness`` command
+tunes its own process (:mod:`harness.cli.entry_point`).
+"""
+
+import importlib as _importlib
+import typing as _typing
 
 __version__ = "0.1.0"
 
-import gc as _gc
-
-# Importing harness (with pydantic, anyio and yaml) allocates some 60 000 objects that live
-# as long as the process and hardly any garbage; the cyclic collector would walk them again
-# and again meanwhile (about 15 ms of a `harness tools --json`). So it pauses, and what the
-# import made is then filed with the oldest generation, as a later collection would have
-# filed it: nothing is frozen, and garbage among those objects is still collected. Skipped
-# when the process has frozen objects of its own (gc.freeze() before a fork), which
-# unfreezing would undo.
-_collecting = _gc.isenabled()
-_gc.disable()
-try:
+if _typing.TYPE_CHECKING:
     from .context import Context
     from .errors import (
         ConfigError,
@@ -38,12 +36,31 @@ try:
         define_tool,
         tool,
     )
-finally:
-    if not _gc.get_freeze_count():
-        _gc.freeze()  # every tracked object to the permanent generation,
-        _gc.unfreeze()  # and from there to the oldest: no walk over them
-    if _collecting:
-        _gc.enable()
+
+_HOMES = {
+    "Context": "context",
+    "ConfigError": "errors",
+    "ContextDisposed": "errors",
+    "HarnessError": "errors",
+    "PluginError": "errors",
+    "ServiceNotInjected": "errors",
+    "ToolArgsError": "errors",
+    "ToolConflict": "errors",
+    "ToolDefinitionError": "errors",
+    "Fiber": "fiber",
+    "FiberState": "fiber",
+    "EntryStatus": "host",
+    "Host": "host",
+    "Service": "service",
+    "Ask": "tools",
+    "Deny": "tools",
+    "ToolCall": "tools",
+    "ToolDefinition": "tools",
+    "ToolResult": "tools",
+    "ToolsService": "tools",
+    "define_tool": "tools",
+    "tool": "tools",
+}
 
 __all__ = [
     "Ask",
@@ -69,3 +86,16 @@ __all__ = [
     "define_tool",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

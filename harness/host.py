@@ -13,9 +13,7 @@ serialized. The host is the ``host`` service of its root context, so a plugin ca
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -88,8 +86,7 @@ class Host:
         await self._root.__aenter__()
         try:
             self._root.provide("host", self)
-            with _no_cycle_collection():
-                await self.reload()
+            await self.reload()
             if self.watch:  # by name: the reload service stands above the host
                 reload = self._resolver.resolve(RELOAD_SERVICE, self._root.base_dir)
                 await self._root.plugin(reload.plugin)
@@ -284,24 +281,6 @@ class Host:
                     return [problem]
             failure = await self._entries.replace(changes, undo)
             return [failure] if failure is not None else []
-
-
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused during the initial load.
-
-    Loading allocates many long-lived objects (modules, fibers, tools) and little garbage;
-    each full collection meanwhile walks everything loaded so far, which made start-up cost
-    per entry grow with the number of entries (a third more at 3000). Collection resumes,
-    as configured, once the load has settled (reference counting frees memory meanwhile).
-    """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 RELOAD_SERVICE = "harness.reload:Reloader"

@@ -71,12 +71,14 @@ VERSION_ONLY = frozenset({"__version__"})
 
 @dataclass(frozen=True, order=True)
 class Edge:
-    """``source`` imports ``target`` at ``where`` (``path:line``), written as ``how``."""
+    """``source`` imports ``target`` at ``where`` (``path:line``), written as ``how``;
+    ``typing`` when only type checkers see it (under ``if TYPE_CHECKING:``)."""
 
     source: str
     target: str
     where: str
     how: str
+    typing: bool = False
 
 
 def layer_of(module: str) -> str | None:
@@ -155,6 +157,7 @@ class Package:
     def _edges_of(self, module: str, path: Path) -> list[Edge]:
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         found: list[tuple[str, ast.AST, str]] = []
+        typing = _typing_only(self.trees[module])
         for node in ast.walk(self.trees[module]):
             if isinstance(node, ast.Import):
                 found += [(alias.name, node, "import") for alias in node.names]
@@ -176,8 +179,18 @@ class Package:
             while target and not self.is_module(target):  # ``import a.b.attr`` → a.b
                 target = target.rpartition(".")[0]
             if target.split(".")[0] == self.name and target != module:
-                edges.append(Edge(module, target, self._where(path, node), how))
+                where = self._where(path, node)
+                edges.append(Edge(module, target, where, how, id(node) in typing))
         return edges
+
+
+def _typing_only(tree: ast.Module) -> set[int]:
+    """The ids of the nodes under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            inside.update(id(sub) for stmt in node.body for sub in ast.walk(stmt))
+    return inside
 
 
 def _absolute(name: str, level: int, package: str) -> str:
@@ -261,10 +274,13 @@ def problems(root: Path) -> list[str]:
 
 
 def cycles(root: Path) -> list[str]:
-    """Pairs of modules that reach each other, outside the core runtime's own cycle."""
+    """Pairs of modules that reach each other when imported, outside the core runtime's own
+    cycle (an import under ``if TYPE_CHECKING:`` never runs, so it closes no cycle; it
+    still counts for the layers)."""
     graph: dict[str, set[str]] = {}
     for edge in Package(root).edges():
-        graph.setdefault(edge.source, set()).add(edge.target)
+        if not edge.typing:
+            graph.setdefault(edge.source, set()).add(edge.target)
 
     def reaches(start: str, goal: str) -> bool:
         seen, stack = set(), [start]

@@ -70,8 +70,8 @@ PLANTS = {
     "testing": ("testing/__init__.py", "from harness import tools", "harness.tools", "from"),
     "mcp": (
         "mcp/http/fast_path.py",
-        "from ...agent import approvals",
-        "harness.agent.approvals",
+        "from ...agent import history",
+        "harness.agent.history",
         "from",
     ),
     "agent": ("agent/session.py", "from ..web import console", "harness.web.console", "from"),
@@ -138,10 +138,20 @@ def test_a_module_without_a_layer_fails(tmp_path: Path) -> None:
 
 
 def test_a_planted_cycle_fails(tmp_path: Path) -> None:
-    copy = planted(tmp_path, "tools/registry.py", "from . import many")
-    many = copy / "tools" / "many.py"
-    many.write_text(many.read_text() + "\nfrom . import registry\n")
-    assert "harness.tools.many <-> harness.tools.registry" in cycles(copy)
+    copy = planted(tmp_path, "tools/planted_a.py", "from . import planted_b")
+    (copy / "tools" / "planted_b.py").write_text("from . import planted_a\n")
+    assert "harness.tools.planted_a <-> harness.tools.planted_b" in cycles(copy)
+
+
+def test_a_type_only_import_closes_no_cycle_but_counts_for_the_layers(tmp_path: Path) -> None:
+    only_types = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import run"
+    copy = planted(tmp_path / "cycle", "tools/planted_a.py", only_types.replace("run", "planted_b"))
+    (copy / "tools" / "planted_b.py").write_text("from . import planted_a\n")
+    assert cycles(copy) == []
+    upward = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..host import Host"
+    copy = planted(tmp_path / "upward", "tools/calls.py", upward)
+    (found,) = problems(copy)
+    assert "harness.tools.calls (tools) imports harness.host (host)" in found
 
 
 def _block(path: Path, heading: str) -> str:

@@ -29,7 +29,7 @@ from mcp.client.subscriptions import ToolsListChanged
 from harness.mcp import APPROVAL_KEY
 
 from .gateway.system import ensure_debian_packages
-from .helpers import ROOT, write
+from .helpers import HARNESS, ROOT, write
 from .processes import start_harness_run, stop
 
 pytestmark = pytest.mark.anyio
@@ -279,3 +279,62 @@ async def test_a_config_edit_reaches_the_clients_of_every_replica(cluster: Clust
         assert after["a"] == after["b"]
         assert after["a"][1] == ["add", "write_text_file"]
         assert after["a"][0] != before["a"][0]
+
+
+def replica_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    env.update(extra)
+    return env
+
+
+@pytest.mark.parametrize("command", ["run", "mcp"])
+def test_a_secret_without_a_state_folder_refuses_to_start(tmp_path: Path, command: str) -> None:
+    # each replica would remember used approvals in its own memory only: a state token
+    # replayed through the other replica would approve once more
+    write(tmp_path / "cordis.yml", config_text())
+    args = ["--port", "0", "--no-web"] if command == "run" else []
+    done = subprocess.run(
+        [HARNESS, command, "--config", str(tmp_path / "cordis.yml"), *args],
+        cwd=tmp_path,
+        env=replica_env(HARNESS_SECRET="shared", HARNESS_WORKSPACE=str(tmp_path)),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(
+        "ConfigError: HARNESS_SECRET is set but HARNESS_STATE_DIR is not: replicas sharing "
+        "the secret would each accept a replayed approval once more"
+    ), done.stderr
+    assert "set HARNESS_STATE_DIR to a folder every replica can write" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "serving MCP" not in done.stderr
+    assert done.stdout == ""  # nothing loaded: refused before the entries
+
+
+def test_a_state_folder_that_cannot_be_written_refuses_to_start(tmp_path: Path) -> None:
+    write(tmp_path / "cordis.yml", config_text())
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file")
+    done = subprocess.run(
+        [HARNESS, "run", "--config", str(tmp_path / "cordis.yml"), "--port", "0"],
+        cwd=tmp_path,
+        env=replica_env(
+            HARNESS_SECRET="shared",
+            HARNESS_STATE_DIR=str(blocker),
+            HARNESS_WORKSPACE=str(tmp_path),
+        ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(
+        f"ConfigError: HARNESS_STATE_DIR={str(blocker)!r} cannot hold the used approvals: "
+        f"{blocker}/spent-approvals cannot be written (Not a directory)"
+    ), done.stderr
+    assert "Traceback" not in done.stderr

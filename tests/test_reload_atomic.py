@@ -431,3 +431,79 @@ async def test_a_reloaded_providers_dependents_are_held_too(tmp_path: Path) -> N
     assert set(denied) == {"Tool denied: the dependent asks (approval was refused)"}, denied
     assert not (tmp_path / "x").exists()
     assert sum(1 for report in reloads.reports if report.ok) >= 5
+
+
+FRAGILE = """
+from pathlib import Path
+
+from harness import Ask
+
+FLAG = Path({flag!r})
+
+
+def apply(ctx):
+    FLAG.read_text()  # raises while the flag file is missing
+    {broken}
+
+    async def check(call, next):
+        if call.name == "write_text_file":
+            return Ask("fragile asks")
+        return await next()
+
+    ctx.on("tools/pre-execute", check)
+"""
+
+
+async def test_a_checker_whose_rollback_fails_too_refuses_calls_until_it_is_back(
+    tmp_path: Path,
+) -> None:
+    """The new version of a plugin that checks calls fails, and so does the old one put
+    back (its apply depends on a file now gone): its checks are gone, so every call is
+    refused, not run unchecked, until the entry is active again or switched off."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    flag = tmp_path / "flag.txt"
+    flag.write_text("on")
+    source = plugins / "fragile.py"
+    write(source, FRAGILE, flag=str(flag), broken="")
+    adder(plugins / "add.py", "v1")
+    write(plugins / "writer.py", WRITER, root=str(tmp_path))
+    config = tmp_path / "cordis.yml"
+    entries = "- { id: add, name: ./plugins/add.py }\n- { id: writer, name: ./plugins/writer.py }\n"
+    config.write_text(entries + "- { id: fragile, name: ./plugins/fragile.py }\n")
+    add = {"name": "add", "args": {"a": 1, "b": 2}}
+    write_x = {"name": "write_text_file", "args": {"path": "x", "content": "x"}}
+    async with Host(config, watch=True) as host:
+        host.ctx.provide("approval", Denier())
+        reloads = Reloads(host)
+        assert (await host.tools.execute(add)).ok
+        flag.unlink()
+        write(source, FRAGILE, flag=str(flag), broken="raise ValueError('broken')")
+        report = await reloads.next()
+        assert not report.ok
+        assert [entry.state for entry in host.status() if entry.id == "fragile"] == ["failed"]
+        refusal = (
+            "Tool denied: every call is checked by a plugin that failed to reload (its "
+            "previous version too), and plugin 'fragile', which decides it, is not loaded "
+            "right now (reloading or failed); calls are refused until it is back"
+        )
+        for call in (write_x, add):
+            result = await host.tools.execute(call)
+            assert (result.code, result.error) == ("denied", refusal)
+        flag.write_text("on")  # fixed: the entry comes back, and its checks with it
+        write(source, FRAGILE, flag=str(flag), broken="")
+        assert (await reloads.next()).ok
+        assert (await host.tools.execute(add)).result == "3 v1"
+        assert (await host.tools.execute(write_x)).error == (
+            "Tool denied: fragile asks (approval was refused)"
+        )
+        flag.unlink()  # broken again, then switched off in the config: calls run again
+        write(source, FRAGILE, flag=str(flag), broken="raise ValueError('broken')")
+        assert not (await reloads.next()).ok
+        assert (await host.tools.execute(add)).code == "denied"
+        config.write_text(
+            entries + "- { id: fragile, name: ./plugins/fragile.py, enabled: false }\n"
+        )
+        assert (await reloads.next()).ok
+        assert (await host.tools.execute(add)).result == "3 v1"
+    assert not (tmp_path / "x").exists()

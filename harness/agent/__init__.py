@@ -1,12 +1,14 @@
 """The agent loop: sessions of a model calling the registry's tools, and their approvals."""
 
+from ..tools.approvals import DECISIONS, ApprovalError, Approvals
 from .agent_service import AgentConfig, AgentService
-from .approvals import DECISIONS, ApprovalBroker, ApprovalError
 from .log import SessionNotFound
 from .session import Session
 from .turn_events import TurnEvents
 
 Agent = AgentService
+ApprovalBroker = Approvals
+"""The approval object the agent provides as ``approval`` (``harness.tools.approvals``)."""
 
 __all__ = [
     "DECISIONS",

@@ -11,19 +11,22 @@ import fnmatch
 import logging
 import os
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 import pydantic
 
-from ..service import Service
+from ..service import Service, unwrap
+from ..tools.approvals import TIMEOUT, Approvals
 from ..tools.calls import ToolCall, ToolResult
-from .approvals import ApprovalBroker, current_session
+from .always import allow_tool
 from .log import SessionNotFound, SessionStore, check_id, new_id
 from .session import Session
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from pathlib import Path
 
     from ..context import Context
     from ..llm.base import LLM
@@ -97,9 +100,11 @@ class AgentService(Service):
         host = ctx.get("host")
         default = host.config_path if host is not None else os.environ.get("HARNESS_CONFIG")
         config_file = base / (config.config_file or default or "cordis.yml")
-        self.approvals = ApprovalBroker(
-            config.approval_timeout, self._emit_plain, config_file.absolute(), config.policy
-        )
+        # The one approval object is the tools service's; the agent provides it as the
+        # ``approval`` service and sets its timeout and the allow_always writer while loaded.
+        self.approvals: Approvals = unwrap(ctx.tools).approvals
+        self.approvals.timeout = config.approval_timeout
+        self.save_always_to(config_file.absolute())
         ctx.provide("approval", self.approvals)
         rules = f"{TOOL_RULES}\n\n{CODE_RULES}" if config.code_mode else TOOL_RULES
         self.system_prompt = f"{config.system.strip()}\n\n{rules}".strip()
@@ -112,12 +117,20 @@ class AgentService(Service):
         ctx.on("tools/change", self._on_change)
         ctx.on("code/call", self._on_inner_call)
         ctx.on("code/result", self._on_inner_result)
+        ctx.on("approval/request", partial(self._on_approval, "approval/request"))
+        ctx.on("approval/decided", partial(self._on_approval, "approval/decided"))
+
+    def save_always_to(self, config_file: Path) -> None:
+        """Write ``allow_always`` decisions into the policy entry of ``config_file``."""
+        self.approvals.always = partial(allow_tool, config_file, self.config.policy)
 
     async def stop(self) -> None:
         for session in self._open.values():
-            self.approvals.forget(session)
+            self.approvals.forget(session.id)
             session.close()
         self._open.clear()
+        self.approvals.timeout = TIMEOUT
+        self.approvals.always = None
 
     @property
     def max_steps(self) -> int:
@@ -169,7 +182,7 @@ class AgentService(Service):
         """Delete a session and its log (a running turn is cancelled first)."""
         session = self._open.pop(check_id(session_id), None)
         if session is not None:
-            self.approvals.forget(session)
+            self.approvals.forget(session.id)
             session.close()
             if not self.store.exists(session_id):
                 return
@@ -238,14 +251,14 @@ class AgentService(Service):
 
     def _on_inner_call(self, call: ToolCall) -> None:
         """A call a ``run_code`` program makes: a nested card in the session running it."""
-        session = current_session.get()
+        session = self._open.get(call.session) if call.session is not None else None
         if session is not None:
             session.record(
                 "tool/call", id=call.id, name=call.name, args=call.args, parent=call.parent
             )
 
     def _on_inner_result(self, call: ToolCall, result: ToolResult, duration_ms: float) -> None:
-        session = current_session.get()
+        session = self._open.get(call.session) if call.session is not None else None
         if session is not None:
             session.record(
                 "tool/result",
@@ -255,8 +268,11 @@ class AgentService(Service):
                 parent=call.parent,
             )
 
-    def _emit_plain(self, kind: str, fields: dict[str, Any]) -> None:
-        self.ctx.emit("agent/event", {"type": kind, "session": None, **fields})
+    def _on_approval(self, kind: str, fields: dict[str, Any]) -> None:
+        """An approval request or decision of a session's call: one of its events."""
+        session = self._open.get(fields.get("session") or "")
+        if session is not None:
+            session.record(kind, **{k: v for k, v in fields.items() if k != "session"})
 
 
 def summary(session_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -43,24 +43,26 @@ def allow_tool(file: Path, entry_id: str, tool: str) -> None:
             "go in (set the agent's `policy` to the id of the policy entry)"
         )
     key = tool if _PLAIN.fullmatch(tool) and tool.lower() not in _RESERVED else json.dumps(tool)
-    config = _value(entry, "config")
-    if config is None or _is_null(config):
-        text = _insert(text, entry, "config", f"{{rules: {{{key}: allow}}}}", replace=config)
-    elif not isinstance(config, yaml.MappingNode):
-        raise ConfigError(f"{file}: entry {entry_id!r} has a config that is not a mapping")
-    else:
-        rules = _value(config, "rules")
-        if rules is None or _is_null(rules):
-            text = _insert(text, config, "rules", f"{{{key}: allow}}", replace=rules)
-        elif not isinstance(rules, yaml.MappingNode):
-            raise ConfigError(f"{file}: entry {entry_id!r} has `rules` that are not a mapping")
+    node: yaml.MappingNode = entry
+    # down entry → config → rules; a level that is missing (or null) is written whole
+    for level, whole in (
+        ("config", f"{{rules: {{{key}: allow}}}}"),
+        ("rules", f"{{{key}: allow}}"),
+    ):
+        inner = _value(node, level)
+        if inner is None or _is_null(inner):
+            text = _insert(text, node, level, whole, replace=inner)
+            break
+        if not isinstance(inner, yaml.MappingNode):
+            raise ConfigError(f"{file}: entry {entry_id!r} has a `{level}` that is not a mapping")
+        node = inner
+    else:  # the rules exist: the tool's rule is replaced, or added
+        current = _value(node, tool)
+        if current is not None:
+            at, end = current.start_mark.index, current.end_mark.index
+            text = text[:at] + "allow" + text[end:]
         else:
-            current = _value(rules, tool)
-            if current is not None:
-                at, end = current.start_mark.index, current.end_mark.index
-                text = text[:at] + "allow" + text[end:]
-            else:
-                text = _insert(text, rules, key, "allow")
+            text = _insert(text, node, key, "allow")
     _verify(text, file, entry_id, tool)
     write_atomically(file, text)
 

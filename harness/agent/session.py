@@ -31,7 +31,6 @@ from ..llm.base import (
 from ..tools import traces
 from ..tools.calls import ToolCall, ToolResult
 from . import spans
-from .approvals import current_session
 from .history import arguments_of, history_of, normal_call, tool_message
 from .log import LogWriter, now
 from .turn_events import TurnEvents
@@ -39,7 +38,7 @@ from .turn_events import TurnEvents
 if TYPE_CHECKING:
     from ..context import Context
     from ..llm.base import LLM
-    from .approvals import ApprovalBroker
+    from ..tools.approvals import Approvals
 
 _log = logging.getLogger("harness.agent")
 
@@ -53,7 +52,7 @@ class Agent(Protocol):
     """What a session needs of the agent service."""
 
     ctx: Context
-    approvals: ApprovalBroker
+    approvals: Approvals
     system_prompt: str
     running: dict[int, Any]
 
@@ -101,8 +100,6 @@ class Session:
         self.events = events
         """Every logged event of the session, oldest first (deltas are not logged)."""
         self.history = history_of(events)
-        self.allowed: set[str] = set()
-        """Tools allowed for the rest of this session (``allow_session``)."""
         self._writer = writer
         self._seq = max((int(e.get("seq") or 0) for e in events), default=0)
         self._turns = sum(1 for e in events if e.get("type") == "turn/start")
@@ -147,7 +144,7 @@ class Session:
         run = None if step is None else step.runs.get(call_id)
         if run is None or run.result is not None:
             return False
-        if self.agent.approvals.cancel_call(self, call_id):
+        if self.agent.approvals.cancel(call_id, self.id):
             return True
         run.cancelled = True
         if run.scope is not None:
@@ -323,11 +320,11 @@ class Session:
                     "unknown_tool",
                 )
                 continue
-            run = Run(ToolCall(item.id, item.name, arguments_of(item.arguments)))
+            call = ToolCall(item.id, item.name, arguments_of(item.arguments), session=self.id)
+            run = Run(call)
             step.runs[item.id] = run
             runs.append(run)
         if runs:
-            token = current_session.set(self)
             running = self.agent.running
             for run in runs:
                 running[id(run.call)] = run
@@ -336,7 +333,6 @@ class Session:
                 for run, result in zip(runs, results, strict=True):
                     run.result = result
             finally:
-                current_session.reset(token)
                 for run in runs:
                     running.pop(id(run.call), None)
         self._report(step)

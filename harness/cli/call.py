@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
 
 class CliApproval:
-    """The ``approval`` service of ``harness call``: --yes, a terminal prompt, or no."""
+    """The asker ``harness call`` passes with its call: --yes, a terminal prompt, or no.
+
+    Its answer races the approval object's other answerers (a console attached to the same
+    host answers the same request, by the same id)."""
 
     def __init__(self, yes: bool) -> None:
         self.yes = yes
@@ -34,7 +37,8 @@ class CliApproval:
             return False
         question = prompt(call, reason)  # control and bidirectional characters made visible
         answer: bool = await anyio.to_thread.run_sync(
-            lambda: click.confirm(question, default=False, err=True)
+            lambda: click.confirm(question, default=False, err=True),
+            abandon_on_cancel=True,  # answered elsewhere first (the console): stop waiting
         )
         return answer
 

@@ -313,9 +313,7 @@ async def _chat(
                 from .no_agent import why_no_agent
 
                 raise ChatError(why_no_agent(host, options.config_path))
-            broker = host.ctx.get("approval")
-            if broker is not None and hasattr(broker, "config_file"):
-                broker.config_file = options.config_path.absolute()
+            agent.save_always_to(options.config_path.absolute())  # the file chat runs on
             from ..agent.session import model_label
 
             err.print(f"model: {model_label(host.ctx.get('llm'))}", highlight=False, markup=False)

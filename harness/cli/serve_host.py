@@ -52,7 +52,9 @@ class Serving:
 async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> None:
     """Enter ``host`` and serve it until a signal (or, on stdio, until the client leaves)."""
     from ..mcp import check_bind  # the MCP SDK loads only for serving
+    from ..tools.seal import check_state_env
 
+    check_state_env(probe=True)  # a shared secret needs its shared folder: refused before loading
     token_file = None
     if serving.transport == "http":
         if needs_token(serving.bind, serving.token):  # a public bind gets one, not a refusal

@@ -170,7 +170,9 @@ class CodeTool:
     async def _inner(
         self, parent: ToolCall, records: list[CallRecord], tool: str, args: dict[str, Any]
     ) -> ToolResult:
-        call = ToolCall(f"{parent.id}/{len(records) + 1}", tool, args, parent=parent.id)
+        call = ToolCall(
+            f"{parent.id}/{len(records) + 1}", tool, args, parent=parent.id, session=parent.session
+        )
         record = CallRecord(call)
         records.append(record)
         self.ctx.emit("code/call", call)

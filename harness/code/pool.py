@@ -97,9 +97,15 @@ class Session:
     async def __aexit__(self, *exc: object) -> None:
         try:
             if self._entered:
+                # Bounded even if a killed worker's step is still unwinding in its thread.
                 with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                     await anyio.to_thread.run_sync(
-                        self.monty.__exit__, None, None, None, limiter=self._pool._threads
+                        self.monty.__exit__,
+                        None,
+                        None,
+                        None,
+                        abandon_on_cancel=True,
+                        limiter=self._pool._threads,
                     )
         finally:
             self._pool._slots.release()

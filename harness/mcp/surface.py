@@ -163,15 +163,15 @@ class McpSurface:
         """One ``tools/call``: the SDK's handler and the fast path (:mod:`.http.fast_path`) both run
         this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`)."""
         call = ToolCall(request_id, params.name, params.arguments or {})
-        # The client's user decides (elicitation); a plugin's ``approval`` service (the
-        # agent's broker, the web console) answers only for clients that cannot ask.
+        # The client's user decides (elicitation), racing the approval object's other
+        # answerers (the console); a client that cannot ask is answered by them alone.
         asks = capabilities is not None and capabilities.elicitation is not None
+        tools = unwrap(self.root.tools)  # one look-up
+        answerable = self.root.get("approval") is not None or tools.approvals.attached
         approval = (
-            McpApproval(params, self.seal, capabilities, elicit)
-            if asks or self.root.get("approval") is None
-            else None
+            McpApproval(params, self.seal, capabilities, elicit) if asks or not answerable else None
         )
-        result = await unwrap(self.root.tools).execute(call, approval=approval)  # one look-up
+        result = await tools.execute(call, approval=approval)
         if result.code == "approval_pending" and result.pending is not None:
             return types.InputRequiredResult(
                 input_requests={APPROVAL_KEY: result.pending.data},

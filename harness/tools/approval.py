@@ -59,6 +59,11 @@ class Approved:
 
     scope: ApprovalScope = "once"
 
+    @property
+    def decision(self) -> str:
+        """The decision this answer is (``allow_once``, ``allow_session``, ``allow_always``)."""
+        return "allow_" + self.scope
+
 
 @dataclass(frozen=True, slots=True)
 class Denied:

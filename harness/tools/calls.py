@@ -35,6 +35,9 @@ class ToolCall:
     parent: str | None = None
     """The id of the call this one runs inside (a ``run_code`` program's), else None. Every
     ``tools/*`` listener sees it on the call, so audit and tracing can nest inner calls."""
+    session: str | None = None
+    """The agent session the call belongs to, else None: its approval request is listed,
+    recorded and remembered (``allow_session``) under it."""
 
     @classmethod
     def of(cls, call: ToolCall | Mapping[str, Any]) -> ToolCall:
@@ -52,11 +55,13 @@ class ToolCall:
         call_id = call.get("id")
         args = call.get("args", call.get("arguments"))
         parent = call.get("parent")
+        session = call.get("session")
         return cls(
             id=str(call_id) if call_id is not None else f"call-{next(_call_ids)}",
             name=name,
             args={} if args is None else args,
             parent=None if parent is None else str(parent),
+            session=None if session is None else str(session),
         )
 
 

@@ -33,12 +33,15 @@ class Gates:
         """Gates whose holder is not loaded: key → (gated, who held it)."""
         self.holds: list[Hold] = []
         """The open reload transactions."""
+        self._until: dict[str, Callable[[], bool]] = {}
+        """Gates closed by :meth:`refuse_while`: key → whether they still refuse."""
         self.engaged = False
         """True while a gate is closed or a hold is open: calls must look here first."""
 
     def open(self, key: str, gated: Gated, holder: str) -> Callable[[], None]:
         """Open (or replace) the gate ``key``; return the cleanup that closes it."""
         self.closed.pop(key, None)
+        self._until.pop(key, None)
         self._open[key] = gated
         self._update()
 
@@ -49,6 +52,17 @@ class Gates:
                 self._update()
 
         return close
+
+    def refuse_while(self, key: str, refusing: Callable[[], bool], why: str, holder: str) -> None:
+        """Refuse every call while ``refusing()`` holds (a plugin that checked calls failed
+        to come back from a reload); the gate opens by itself once it no longer does."""
+
+        def gated(tool: str) -> str | None:
+            return why if refusing() else None
+
+        self.closed[key] = (gated, holder)
+        self._until[key] = refusing
+        self._update()
 
     def begin(self, hold: Hold) -> None:
         """Open ``hold``: the calls it concerns wait from now on."""
@@ -77,6 +91,11 @@ class Gates:
     def held(self, call: ToolCall) -> ToolResult | None:
         """The denial of ``call`` by a closed gate, or None."""
         for key, (gated, holder) in tuple(self.closed.items()):
+            until = self._until.get(key)
+            if until is not None and not until():  # what it waited for is over
+                del self.closed[key], self._until[key]
+                self._update()
+                continue
             try:
                 why = gated(call.name)
             except Exception:

@@ -45,7 +45,7 @@ PIPELINE = ("tools/pre-execute", "tools/execute", "tools/post-execute")
 class Hold:
     """One reload transaction, as calls see it."""
 
-    __slots__ = ("bus", "checks", "done", "fibers", "names", "stages", "tools", "who")
+    __slots__ = ("bus", "checkers", "checks", "done", "fibers", "names", "stages", "tools", "who")
 
     def __init__(
         self, fibers: set[Fiber], tools: Mapping[str, Any], bus: EventBus, who: str
@@ -65,6 +65,15 @@ class Hold:
             for listener in listeners
         )
         """True once a replaced fiber (or a dependent) is known to check calls."""
+        self.checkers: dict[tuple[str, int], Fiber] = {}
+        """The replaced fibers that listened on a stage, by (name, id of their parent)."""
+        for listeners in self.stages.values():
+            for listener in listeners:
+                fiber = None if listener.owner is None else listener.owner.fiber
+                while fiber is not None and fiber not in fibers:
+                    fiber = fiber.parent.fiber
+                if fiber is not None:
+                    self.checkers[(fiber.name, id(fiber.parent))] = fiber
         self.who = who
         """The replaced plugins, for messages (``plugin 'a', plugin 'b'``)."""
         self.done = anyio.Event()
@@ -85,6 +94,23 @@ class Hold:
                 return True
         entry = self.tools.get(name)
         return entry is not None and within(entry.context, self.fibers)
+
+
+def failed_checkers(hold: Hold) -> list[Fiber]:
+    """The fibers that replaced ``hold``'s checkers and failed, the old version too (a
+    rollback whose apply raised again): their checks are gone, so calls must be refused."""
+    out: list[Fiber] = []
+    for checker in hold.checkers.values():
+        parent = checker.parent
+        after = [
+            fiber
+            for fiber in checker.runtime.fibers
+            if fiber.name == checker.name and fiber.parent is parent and fiber is not checker
+        ]
+        states = {fiber.state.value for fiber in after}
+        if "failed" in states and "active" not in states:
+            out.extend(fiber for fiber in after if fiber.state.value == "failed")
+    return out
 
 
 def within(ctx: Context, fibers: set[Fiber]) -> bool:

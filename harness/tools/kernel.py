@@ -6,7 +6,8 @@ here; nothing else runs a tool. Read :func:`execute` top to bottom for the whole
 
     entry        a ToolCall; a caller already cancelled starts nothing
     policy       a closed gate, then tools/pre-execute: allow / deny / ask
-    approval     an ask goes to the approval object (harness.tools.approvals)
+    approval     an ask goes to the approval object (harness.tools.approvals), raced
+                 against the asker the surface passed (or a plugin's approval service)
     stage 2      tools/execute wraps the innermost step:
                    validation (the acceptor's quick yes, else bind), deadline, body,
                    output check, render (:func:`innermost`)
@@ -33,8 +34,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from ..errors import ToolArgsError
+from ..service import unwrap
 from . import jsonvalue, traces
-from .approval import Approved, Inherited, Pending, decide
+from .approval import Approved, Denied, Inherited, Pending, decide
+from .approvals import Approvals
 from .calls import Ask, Deny, ToolCall, ToolResult
 from .deadline import Later, running_loop, start
 from .define import OutputMismatch, ToolDefinition, unchecked
@@ -59,6 +62,7 @@ class Tools(Protocol):
     _gates: Gates
     _definitions: dict[str, ToolDefinition]
     _inherited: Inherited
+    approvals: Approvals
 
     async def _reloaded(self, name: str) -> ToolDefinition | None: ...
 
@@ -300,16 +304,7 @@ async def approve(tools: Tools, call: ToolCall, decision: Any, approval: Any) ->
             f"tools/pre-execute produced {decision!r}; listeners must return 'allow', "
             "'deny', 'ask', Deny(reason), Ask(reason) or the result of await next()"
         )
-    if approval is None and call.parent is not None:  # the approver of the call it runs in
-        approval = tools._inherited.of(call.parent)
-    service = approval if approval is not None else tools.ctx.get("approval")
-    if service is None:
-        return ToolResult.failure(
-            call,
-            "denied",
-            f"Tool denied: {decision.reason} (approval needed, and no approval service is loaded)",
-        )
-    answer = await decide(service, call, decision.reason)
+    answer = await ask(tools, call, decision.reason, approval)
     if isinstance(answer, Approved):
         return None
     if isinstance(answer, Pending):
@@ -319,6 +314,21 @@ async def approve(tools: Tools, call: ToolCall, decision: Any, approval: Any) ->
         return result
     why = answer.reason or "approval was refused"
     return ToolResult.failure(call, "denied", f"Tool denied: {decision.reason} ({why})")
+
+
+async def ask(
+    tools: Tools, call: ToolCall, reason: str, asker: Any = None
+) -> Approved | Denied | Pending:
+    """Ask about ``call``: a plugin's own ``approval`` service when one is loaded and the
+    surface passed no asker, else the approval object (:mod:`.approvals`), which races the
+    asker (or the call it runs in's: ``parent``) against every other answerer."""
+    if asker is None and call.parent is not None:
+        asker = tools._inherited.of(call.parent)
+    if asker is None:
+        service = tools.ctx.get("approval")
+        if service is not None and unwrap(service) is not tools.approvals:
+            return await decide(service, call, reason)
+    return await tools.approvals.decide(call, reason, asker)
 
 
 def _passes(exc: BaseException) -> bool:

@@ -24,7 +24,7 @@ from .config import ToolsConfig
 from .define import ToolDefinition
 from .function import tool as tool_from_function
 from .gates import Gates
-from .holds import Hold
+from .holds import Hold, failed_checkers
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -221,6 +221,14 @@ class ToolRegistry:
         try:
             yield hold
         finally:
+            for fiber in failed_checkers(hold) if hold.checkers else ():
+                self._gates.refuse_while(
+                    f"reload:{fiber.name}:{id(fiber)}",
+                    partial(_still_failed, fiber),
+                    "every call is checked by a plugin that failed to reload (its previous "
+                    "version too)",
+                    f"plugin {fiber.name!r}",
+                )
             self._gates.end(hold)
 
     async def _reloaded(self, name: str) -> ToolDefinition | None:
@@ -251,3 +259,15 @@ class ToolRegistry:
 
             self._order = sorted(self._tools, key=lambda name: rank(self._tools[name]))
         return self._order
+
+
+def _still_failed(fiber: Fiber) -> bool:
+    """Whether the entry of ``fiber`` (its name under its parent) is still without an
+    active version: some fiber of it exists (failed, or loading again) and none is active.
+    Disabled or removed, it has none, and its calls are no longer refused."""
+    states = {
+        other.state.value
+        for other in fiber.runtime.fibers
+        if other.name == fiber.name and other.parent is fiber.parent
+    }
+    return bool(states) and "active" not in states

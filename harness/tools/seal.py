@@ -10,6 +10,9 @@ or, when ``HARNESS_STATE_DIR`` names a folder the replicas share, one file per n
 with ``O_CREAT | O_EXCL`` — the file system decides which replica spent it first, so a
 replayed token is refused by every replica. Expired nonces are swept from the folder; the
 expiry (``ttl``, ten minutes) bounds how long either set remembers.
+
+A secret without a folder is refused (:func:`check_state_env`, ``ConfigError``): the secret
+exists to be shared by replicas, and each replica's memory would accept a replayed token once.
 """
 
 from __future__ import annotations
@@ -29,9 +32,18 @@ import time
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import ConfigError
 from .calls import ToolCall
 
-__all__ = ["CallSeal", "FileSpent", "MemorySpent", "SealError", "SpentNonces", "call_key"]
+__all__ = [
+    "CallSeal",
+    "FileSpent",
+    "MemorySpent",
+    "SealError",
+    "SpentNonces",
+    "call_key",
+    "check_state_env",
+]
 
 _log = logging.getLogger("harness.approval")
 STATE_DIR = "HARNESS_STATE_DIR"
@@ -137,21 +149,47 @@ class FileSpent:
                         os.unlink(entry.path)
 
 
-def spent_from_env() -> SpentNonces:
-    """A :class:`FileSpent` under ``$HARNESS_STATE_DIR`` when it is set, else memory."""
+def check_state_env(probe: bool = False) -> Path | None:
+    """The spent-approvals folder ``$HARNESS_STATE_DIR`` names, or None without one.
+
+    Raises :class:`~harness.errors.ConfigError` when ``HARNESS_SECRET`` is set without it,
+    and, with ``probe``, when the folder cannot be created or written (checked by creating
+    and removing a file, as a spend would).
+    """
     folder = os.environ.get(STATE_DIR)
-    if folder:
-        return FileSpent(Path(folder).expanduser() / "spent-approvals")
-    if os.environ.get(SECRET):
-        _log.warning(
-            "%s is set but %s is not: replicas sharing the secret resume each other's "
-            "approvals, but a replayed approval state could then approve once on each replica "
-            "(until it expires); set %s to a folder every replica can write",
-            SECRET,
-            STATE_DIR,
-            STATE_DIR,
-        )
-    return MemorySpent()
+    if not folder:
+        if os.environ.get(SECRET):
+            raise ConfigError(
+                f"{SECRET} is set but {STATE_DIR} is not: replicas sharing the secret would "
+                "each accept a replayed approval once more, since each would remember the "
+                f"used ones only in its own memory; set {STATE_DIR} to a folder every replica "
+                f"can write (the same folder for all of them), or unset {SECRET} to serve "
+                "from one process (docs/distributed.md)"
+            )
+        return None
+    spent = Path(folder).expanduser() / "spent-approvals"
+    if probe:
+        probe_file = spent / f".probe-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            spent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(probe_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(probe_file)
+        except OSError as exc:
+            raise ConfigError(
+                f"{STATE_DIR}={folder!r} cannot hold the used approvals: {spent} cannot be "
+                f"written ({exc.strerror}); point {STATE_DIR} at a folder every replica can "
+                "write"
+            ) from None
+    return spent
+
+
+def spent_from_env() -> SpentNonces:
+    """A :class:`FileSpent` under ``$HARNESS_STATE_DIR`` when it is set, else memory.
+
+    Refuses ``HARNESS_SECRET`` without ``HARNESS_STATE_DIR`` (:func:`check_state_env`).
+    """
+    folder = check_state_env()
+    return FileSpent(folder) if folder is not None else MemorySpent()
 
 
 def _secret() -> bytes:

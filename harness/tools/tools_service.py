@@ -19,6 +19,7 @@ import anyio
 from ..service import Service
 from . import kernel
 from .approval import Inherited
+from .approvals import Approvals
 from .calls import ToolCall, ToolResult
 from .config import ToolsConfig
 from .many import dispatch
@@ -46,7 +47,13 @@ class ToolsService(ToolRegistry, Service):
         self.config = config or ToolsConfig()
         self._layers = self._bus.layers  # a live view: read on every call, without the lookup
         self._inherited = Inherited()
+        self.approvals = Approvals(self._emit_approval)
+        """The approval object: every ask of every surface is a request here."""
         """The approvers of the running calls surfaces passed one to (for their inner calls)."""
+
+    def _emit_approval(self, kind: str, fields: dict[str, Any]) -> None:
+        if not self.ctx.is_disposed:
+            self.ctx.emit(kind, fields)
 
     execute = kernel.execute
     """One call through the pipeline; never raises (:func:`harness.tools.kernel.execute`)."""

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..loader.writeback import set_enabled
+from ..tools.approvals import Approvals
 from ..tools.calls import ToolCall
 from ..tools.formats import mcp as mcp_schema
-from .approvals import ConsoleApprovals
 from .stream import EventHub
 
 if TYPE_CHECKING:
@@ -38,10 +38,9 @@ class WebConsole:
     def __init__(self, host: Host, hub: EventHub | None = None) -> None:
         self.host = host
         self.hub = hub or EventHub()
-        self.approvals = ConsoleApprovals(self.hub)
         self._dirty = False
-        self._attached: tuple[Any, Any] | None = None
-        """The approval broker this console declared itself to, and its detach."""
+        self._detach: Any = None
+        """Undoes this console's attachment to the approval object."""
 
     @property
     def root(self) -> Any:
@@ -56,7 +55,15 @@ class WebConsole:
         for name in HOST_EVENTS:
             root.on(name, self._relay(name))
         root.on("agent/event", self._agent_event)
-        self.approvals = ConsoleApprovals(self.hub)
+        root.on("approval/request", self._relay_approval("approval/request"))
+        root.on("approval/decided", self._relay_approval("approval/decided"))
+        if self._detach is None:  # requests without a session wait for the page's answer
+            self._detach = self.approvals.attach()
+
+    @property
+    def approvals(self) -> Approvals:
+        """The host's approval object: the page's buttons answer its requests."""
+        return self.host.tools.approvals
 
     # -- events ----------------------------------------------------------------------------
 
@@ -65,6 +72,13 @@ class WebConsole:
             self.hub.publish(kind, _payload(kind, args))
             if kind.startswith("reload/") and kind != "reload/start":
                 self._plugins_changed()
+
+        return relay
+
+    def _relay_approval(self, kind: str) -> Any:
+        def relay(fields: dict[str, Any]) -> None:
+            if fields.get("session") is None:  # a session's come as its agent/event
+                self.hub.publish(kind, _jsonable(fields))
 
         return relay
 
@@ -138,39 +152,20 @@ class WebConsole:
             )
         return out
 
-    def broker(self) -> Any:
-        """The agent's approval broker (this console attached to it), or None."""
-        service = self.root.get("approval")
-        if service is None or not callable(getattr(service, "answer", None)):
-            return None
-        inner = getattr(service, "_service", service)  # each get() wraps it in a new view
-        if self._attached is None or self._attached[0] is not inner:
-            attach = getattr(service, "attach", None)
-            self._attached = (inner, attach() if callable(attach) else None)
-        return service
-
     def pending(self) -> list[dict[str, Any]]:
-        """Every open approval request this console can answer."""
-        broker = self.broker()
-        return list(broker.pending()) if broker else self.approvals.pending()
+        """Every open approval request (the page answers any of them)."""
+        return self.approvals.pending()
 
     def answer(self, request_id: str, decision: str, reason: str | None) -> None:
-        """Answer one open request (the broker's, or the console's own)."""
-        broker = self.broker()
-        if broker is not None and any(item["id"] == request_id for item in broker.pending()):
-            broker.answer(request_id, decision, reason)
-        else:
-            self.approvals.answer(request_id, decision, reason)
+        """Answer one open request: the same call as from the terminal or Python."""
+        self.approvals.answer(request_id, decision, reason)
 
     # -- actions ---------------------------------------------------------------------------
 
     async def call(self, name: str, args: Any, call_id: str) -> dict[str, Any]:
         """Run one call through the full pipeline: ``ToolResult.to_dict()`` + ``duration_ms``."""
-        broker = self.broker()
         started = time.perf_counter()
-        result = await self.host.tools.execute(
-            ToolCall(call_id, name, args), approval=None if broker else self.approvals
-        )
+        result = await self.host.tools.execute(ToolCall(call_id, name, args))
         return {**result.to_dict(), "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
 
     async def set_enabled(self, entry_id: str, enabled: bool) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..errors import ConfigError, HarnessError
 from ..loader.writeback import UnknownEntry
-from .approvals import DECISIONS, UnknownApproval
+from ..tools.approvals import DECISIONS
 from .console import WebConsole
 from .sessions import session_routes
 
@@ -124,7 +124,7 @@ def build_app(console: WebConsole) -> Starlette:
             raise BadRequest(400, "reason must be a string")
         try:
             console.answer(request.path_params["id"], decision, reason)
-        except (UnknownApproval, HarnessError) as exc:
+        except HarnessError as exc:  # ApprovalError, or the policy file's (allow_always)
             return fail(404 if "no open approval" in str(exc) else 409, str(exc))
         return JSONResponse({"id": request.path_params["id"], "decision": decision})
 

@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from harness import Host
-from harness.agent.approvals import ApprovalError
 from harness.testing import Reply, Rule, ScriptedServer, call
+from harness.tools.approvals import ApprovalError
 
 from ..providers import call_id, model_yaml, sent
 from .conftest import PLUGINS, turn, write

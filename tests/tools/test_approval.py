@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -255,10 +256,11 @@ def test_a_seal_expires(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_replicas_sharing_harness_secret_open_each_others_seals(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     call = ToolCall("1", "write", {"path": "a"})
     monkeypatch.setenv("HARNESS_SECRET", "shared by the replicas")
+    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path))  # required with the secret
     token = CallSeal().seal(call)
     CallSeal().open(token, call)
     monkeypatch.delenv("HARNESS_SECRET")

@@ -242,7 +242,8 @@ async def test_ask_without_approval_service_fails_closed(loaded: Context) -> Non
     result = await call(loaded, "echo", {"text": "x"})
     assert result.code == "denied"
     assert result.error == (
-        "Tool denied: this call needs approval (approval needed, and no approval service is loaded)"
+        "Tool denied: this call needs approval (approval needed, and no console is attached to "
+        "ask (nor a terminal or a client that can ask its user))"
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import ToolCall
+from harness.errors import ConfigError
 from harness.tools.seal import CallSeal, FileSpent, MemorySpent, SealError
 
 CALL = ToolCall("1", "write", {"path": "a"})
@@ -45,6 +46,16 @@ def test_the_state_dir_comes_from_the_environment(
     assert spent.stat().st_mtime > time.time() + 500  # kept until the token expires
     with pytest.raises(SealError, match="already used"):
         CallSeal().open(token, CALL)
+
+
+def test_a_secret_without_a_state_dir_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_SECRET", "s")
+    monkeypatch.delenv("HARNESS_STATE_DIR", raising=False)
+    with pytest.raises(ConfigError, match="HARNESS_SECRET is set but HARNESS_STATE_DIR is not"):
+        CallSeal()
+    CallSeal(b"given", spent=MemorySpent())  # a library caller choosing its own set may
+    monkeypatch.delenv("HARNESS_SECRET")
+    assert isinstance(CallSeal().spent, MemorySpent)  # one process, its own random secret
 
 
 def test_an_unwritable_folder_fails_closed(tmp_path: Path) -> None:

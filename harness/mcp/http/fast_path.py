@@ -22,7 +22,7 @@ import importlib.metadata
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -35,7 +35,7 @@ from mcp_types import methods as _methods
 from pydantic import ValidationError
 
 from ...tools.deadline import running_loop
-from ..approval import CallParams, Elicit
+from ..approval import CallParams
 from ..catalog import Catalog
 from .fast_answer import answer
 from .fast_headers import HeaderChecks
@@ -101,6 +101,13 @@ def sdk_mirrored() -> bool:
     return False
 
 
+SurfaceCall = Callable[
+    [str, CallParams, types.ClientCapabilities | None],
+    Awaitable[types.CallToolResult | types.InputRequiredResult],
+]
+"""A plain 2026-07-28 call: request id, params and the client's capabilities to its result."""
+
+
 class Surface(Protocol):
     """What the fast path needs of :class:`~harness.mcp.surface.McpSurface`."""
 
@@ -109,13 +116,10 @@ class Surface(Protocol):
 
     def catalog(self) -> Catalog: ...
 
-    async def call(
-        self,
-        request_id: str,
-        params: CallParams,
-        capabilities: types.ClientCapabilities | None,
-        elicit: Elicit | None = None,
-    ) -> types.CallToolResult | types.InputRequiredResult: ...
+    @property
+    def call(self) -> SurfaceCall:
+        """``McpSurface.call``: what the SDK's handler runs, asked without ``elicit``."""
+        ...
 
 
 class FastCalls:

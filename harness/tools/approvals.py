@@ -1,0 +1,227 @@
+"""The approval object: every ``ask`` of every surface is one request here.
+
+One :class:`Approvals` belongs to each tools service (``ctx.tools.approvals``; the agent
+provides it as the ``approval`` service too). An ``ask`` becomes a request with an
+unguessable id (``secrets.token_urlsafe``), listed by :meth:`Approvals.pending` as ``{id,
+call_id, session, name, args, reason}`` and announced as an ``approval/request`` event. It is
+answered by the first of:
+
+- :meth:`Approvals.answer` ``(id, decision, reason=None)``, with ``allow_once``,
+  ``allow_session`` (this tool, for the rest of the call's session), ``allow_always`` (the
+  policy file is edited when a writer is set, :attr:`Approvals.always`) or ``deny``: what
+  the web console's buttons, ``harness chat``'s prompt and Python code all call;
+- the call's own asker, when its surface passed one (``execute(call, approval=...)``): MCP
+  elicitation (or its sealed ``requestState`` round trip, whose :class:`Pending` ends the
+  call ``approval_pending``), ``harness call``'s terminal prompt or ``--yes``;
+- ``timeout`` seconds (default 300), which deny.
+
+Then ``approval/decided {id, decision, reason}`` is emitted. A request that nobody could
+answer (no asker, no session whose reader answers, no attached answerer such as the console)
+is denied at once. Nothing reaches this object through a context variable: the call carries
+its session (``ToolCall.session``) and the surface passes its asker. Only ``True`` and
+:class:`Approved` approve; an asker that raises denies.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import anyio
+
+from ..errors import HarnessError
+from .approval import ApprovalScope, Approved, Denied, Pending, decide, show_args
+from .calls import ToolCall
+
+_log = logging.getLogger("harness.approval")
+
+Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
+DECISIONS: tuple[Decision, ...] = get_args(Decision)
+TIMEOUT = 300.0
+"""Seconds a request waits for an answer before it is denied (``approval_timeout``)."""
+_SCOPES: dict[str | None, ApprovalScope] = {
+    "allow_once": "once",
+    "allow_session": "session",
+    "allow_always": "always",
+}
+
+
+class ApprovalError(HarnessError):
+    """Raised when an answer names no open request or no known decision."""
+
+
+@dataclass
+class Request:
+    """One open approval request."""
+
+    id: str
+    call: ToolCall
+    reason: str
+    done: anyio.Event = field(default_factory=anyio.Event)
+    decision: Decision | None = None
+    why: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{id, call_id, session, name, args, reason, display}``."""
+        return {
+            "id": self.id,
+            "call_id": self.call.id,
+            "session": self.call.session,
+            "name": self.call.name,
+            "args": self.call.args,
+            "reason": self.reason,
+            "display": show_args(self.call.args),
+        }
+
+
+class Approvals:
+    """Open approval requests and their answers (see the module)."""
+
+    def __init__(self, emit: Callable[[str, dict[str, Any]], None]) -> None:
+        self._emit = emit
+        self.timeout = TIMEOUT
+        """Seconds before an unanswered request is denied."""
+        self.always: Callable[[str], None] | None = None
+        """Writes ``TOOL: allow`` into the policy (set by the agent); None: remembered here."""
+        self._open: dict[str, Request] = {}
+        self._allowed: dict[str | None, set[str]] = {}
+        """Session (None: calls without one) → tools allowed for it (``allow_session``)."""
+        self._always: set[str] = set()
+        self._attached = 0
+
+    def attach(self) -> Callable[[], None]:
+        """Declare an answerer of session-less requests (a console); return its detach."""
+        self._attached += 1
+        detached = False
+
+        def detach() -> None:
+            nonlocal detached
+            if not detached:
+                detached = True
+                self._attached -= 1
+
+        return detach
+
+    @property
+    def attached(self) -> bool:
+        """Whether an answerer of session-less requests is attached."""
+        return self._attached > 0
+
+    async def request(self, call: ToolCall, reason: str) -> bool:
+        """Ask whoever is attached about ``call``; True only when it was approved."""
+        return isinstance(await self.decide(call, reason), Approved)
+
+    async def decide(
+        self, call: ToolCall, reason: str, asker: Any = None
+    ) -> Approved | Denied | Pending:
+        """The answer to ``call``'s ask: the first of :meth:`answer`, ``asker`` (an object
+        with ``request(call, reason)``, the call's own surface) and the timeout."""
+        if asker is None:  # remembered decisions answer for the answerers of this object
+            if call.name in self._allowed.get(call.session, ()):
+                return Approved("session")
+            if call.name in self._always:
+                return Approved("always")
+            if call.session is None and not self._attached:
+                return Denied(
+                    "approval needed, and no console is attached to ask (nor a terminal or "
+                    "a client that can ask its user)"
+                )
+        request = Request(secrets.token_urlsafe(16), call, reason)
+        self._open[request.id] = request
+        fields = request.to_dict()
+        del fields["display"]
+        self._emit("approval/request", fields)
+        answered: Approved | Denied | Pending | None = None
+        try:
+            with anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None):
+                if asker is None:
+                    await request.done.wait()
+                else:
+                    async with anyio.create_task_group() as group:
+
+                        async def ask() -> None:
+                            nonlocal answered
+                            answered = await decide(asker, call, reason)
+                            group.cancel_scope.cancel()
+
+                        group.start_soon(ask)
+                        await request.done.wait()
+                        group.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            self._close(request, "deny", "the call was cancelled")
+            raise
+        if request.decision is None:  # not answered through answer()
+            if answered is None:
+                self._close(request, "deny", f"no answer within {self.timeout:g} seconds")
+            elif isinstance(answered, Pending):
+                self._close(request, None, "the client answers in its next request")
+                return answered
+            elif isinstance(answered, Approved):
+                self._close(request, answered.decision, None)  # type: ignore[arg-type]
+                return answered
+            else:
+                self._close(request, "deny", answered.reason or None)
+                return answered
+        if request.decision == "deny":
+            return Denied(
+                f"denied by the user: {request.why}" if request.why else "denied by the user"
+            )
+        return Approved(_SCOPES[request.decision])
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The open requests, oldest first: ``{id, call_id, session, name, args, reason,
+        display}`` (``display``: the arguments with hidden characters made visible)."""
+        return [request.to_dict() for request in self._open.values()]
+
+    def answer(self, id: str, decision: str, reason: str | None = None) -> None:
+        """Answer one open request, from anywhere (console, terminal, Python): the same call."""
+        request = self._open.get(id) if isinstance(id, str) else None
+        if request is None or request.done.is_set():
+            raise ApprovalError(f"no open approval request {id!r} (answered, expired or unknown)")
+        if decision not in DECISIONS:
+            raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
+        name = request.call.name
+        if decision == "allow_always":
+            if self.always is not None:
+                self.always(name)  # may raise (the policy file): the request stays open
+            self._always.add(name)
+        elif decision == "allow_session":
+            self._allowed.setdefault(request.call.session, set()).add(name)
+        self._close(request, decision, reason)
+
+    def cancel(self, call_id: str, session: str | None) -> bool:
+        """Deny the open request of ``call_id`` in ``session`` (the call was cancelled)."""
+        for request in list(self._open.values()):
+            if request.call.id == call_id and request.call.session == session:
+                self._close(request, "deny", "the call was cancelled")
+                return True
+        return False
+
+    def forget(self, session: str) -> None:
+        """Deny a closing session's open requests and drop what it allowed."""
+        self._allowed.pop(session, None)
+        for request in list(self._open.values()):
+            if request.call.session == session:
+                self._close(request, "deny", "the session was closed")
+
+    def _close(self, request: Request, decision: Decision | None, why: str | None) -> None:
+        """Decide ``request`` once: the event, and the waiting call woken."""
+        if request.done.is_set():
+            return
+        request.decision, request.why = decision, why
+        request.done.set()
+        self._open.pop(request.id, None)
+        self._emit(
+            "approval/decided",
+            {
+                "id": request.id,
+                "call_id": request.call.id,
+                "session": request.call.session,
+                "decision": decision or "pending",
+                "reason": why,
+            },
+        )
