@@ -6,8 +6,9 @@ it: not the garbage collector, not logging, not a signal handler. The ``harness`
 tunes its own process (:mod:`harness.cli.entry_point`).
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from .lazy import lazy_exports as _lazy_exports
 
 __version__ = "0.1.0"
 
@@ -87,14 +88,7 @@ __all__ = [
     "tool",
 ]
 
-
-def __getattr__(name: str) -> _typing.Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:

@@ -10,8 +10,8 @@ b``, imports under ``if TYPE_CHECKING:`` and inside functions (a lazy import is 
 arrow), ``importlib.import_module("a.b")`` and ``__import__("a.b")`` with literal strings. A
 dynamic import whose name is not a literal is allowed only in :data:`DYNAMIC`, the places
 that load plugins by name (``harness:agent``, ``harness.reload:Reloader``: a plugin named in
-a config is loaded the way any plugin is, not imported) and the lazy re-exports of a
-package's own modules.
+a config is loaded the way any plugin is, not imported) and :mod:`harness.lazy`, the lazy
+re-exports of a package's own modules.
 
 Nothing here imports the package it checks: :func:`problems` reads the files under any
 folder, so the tests can run it on a copy with a planted import.
@@ -23,7 +23,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-CORE = frozenset({"context", "errors", "events", "fiber", "plugin", "runtime", "service"})
+CORE = frozenset({"context", "errors", "events", "fiber", "lazy", "plugin", "runtime", "service"})
 """The core runtime's modules (``harness/<name>.py``): the one layer allowed a cycle."""
 
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
@@ -62,8 +62,10 @@ layer by its dotted path under ``harness`` (the web console's Host and token che
 the public names; ``main`` is ``harness/__main__.py``. Nothing may import ``testing``, the
 scripted model server that tests and users start beside a host."""
 
-DYNAMIC = frozenset({"harness.loader.builtin", "harness.loader.resolve"})
-"""The modules that may import a name that is not a literal: they load plugins by name."""
+DYNAMIC = frozenset({"harness.lazy", "harness.loader.builtin", "harness.loader.resolve"})
+"""The modules that may import a name that is not a literal: a package's lazy re-exports of
+its own modules (which the package also imports under ``TYPE_CHECKING``, so the arrows show)
+and the loader, which loads plugins by name."""
 
 VERSION_ONLY = frozenset({"__version__"})
 """``from harness import __version__`` is no arrow to the package's public names."""
@@ -146,7 +148,7 @@ class Package:
             for node in ast.walk(self.trees[module]):
                 if (how := _import_call(node)) is None or not isinstance(node, ast.Call):
                     continue
-                if _literal(node) is None and not _own_lazy_export(node, path):
+                if _literal(node) is None:
                     found.append(f"{self._where(path, node)}: {module} calls {how} on a name")
         return found
 
@@ -230,21 +232,6 @@ def _absolute_call(name: str, call: ast.Call, package: str) -> str:
         package = anchor.value
     level = len(name) - len(name.lstrip("."))
     return _absolute(name[level:], level, package)
-
-
-def _own_lazy_export(call: ast.Call, path: Path) -> bool:
-    """``import_module(f".{home}", __name__)`` in a package's ``__init__``: its own modules."""
-    if path.name != "__init__.py" or len(call.args) != 2:
-        return False
-    name, anchor = call.args
-    return (
-        isinstance(name, ast.JoinedStr)
-        and bool(name.values)
-        and isinstance(head := name.values[0], ast.Constant)
-        and head.value == "."
-        and isinstance(anchor, ast.Name)
-        and anchor.id == "__name__"
-    )
 
 
 def problems(root: Path) -> list[str]:

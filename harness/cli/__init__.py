@@ -9,8 +9,9 @@ package (or running ``harness``) pays for nothing before the process is tuned.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .call import CliApproval
@@ -31,10 +32,4 @@ _HOMES = {
 __all__ = ["CliApproval", "Options", "cli", "common", "main", "mcp_options"]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOMES)
