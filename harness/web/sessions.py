@@ -173,7 +173,13 @@ def session_routes(
             return fail(404, f"no session has id {session_id!r} ({exc})")
         return JSONResponse({"id": session_id, "turns": turns})
 
+    async def model(request: Request) -> Response:
+        llm = console.root.get("llm")
+        label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
+        return JSONResponse({"model": str(label) if label else None})
+
     return [
+        Route("/api/model", model),
         Route("/api/sessions", listing, methods=["GET", "POST"]),
         Route("/api/sessions/{id}", one, methods=["GET", "PATCH", "DELETE"]),
         Route("/api/sessions/{id}/export", export, methods=["GET"]),
