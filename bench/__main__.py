@@ -10,7 +10,7 @@ import anyio
 
 ALL = [
     *("events", "tools", "loader", "reload", "reload_http", "mcp", "mcp_http", "web"),
-    *("gateway", "agent"),
+    *("gateway", "agent", "sessions"),
     "code",
     "executor",  # last: its Ray cluster would weigh on the others while it runs
 ]

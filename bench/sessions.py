@@ -1,0 +1,111 @@
+"""The session record: the list with 1000 sessions on disk, and replaying a 1000-event session.
+
+``harness run`` in its own process on a project whose sessions folder holds 1000 logs (one
+turn each: a question, two tool calls, an answer; 12 events) and one log of 1000 events
+(83 such turns). Measured over HTTP on 127.0.0.1 with httpx: ``GET /api/sessions`` (the list;
+the first request after start reads every log, later ones only stat them) and
+``GET /api/sessions/{id}`` of the long session (the first opens it from its log). Targets
+(issue 24): the list under 200 ms, the replay under 300 ms.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+import anyio.to_thread
+import httpx2
+
+from harness.agent.log import dumps
+from harness.testing import Reply, Rule, ScriptedServer
+from tests.agent.session_logs import yesterday_events
+
+SESSIONS = 1000
+LONG = "20261130-000000-long00"
+REPEAT = 7
+
+
+def write_project(folder: Path, url: str) -> Path:
+    logs = folder / ".harness" / "sessions"
+    logs.mkdir(parents=True)
+    for number in range(SESSIONS):
+        session_id = f"20261130-{number:06d}-bench0"
+        text = "".join(dumps(e) + "\n" for e in yesterday_events(session_id, f"topic {number}"))
+        (logs / f"{session_id}.jsonl").write_text(text)
+    events = []
+    while len(events) < 1000:
+        turn = len(events) // 12 + 1
+        for event in yesterday_events(LONG):
+            if len(events) < 1000:
+                events.append({**event, "seq": len(events) + 1, "turn": turn})
+    (logs / f"{LONG}.jsonl").write_text("".join(dumps(e) + "\n" for e in events))
+    config = folder / "cordis.yml"
+    config.write_text(
+        "insert:\n  - id: tools\n    name: harness:tools\n"
+        f"  - id: model\n    name: harness:openai\n    config:\n      model: scripted\n"
+        f"      base_url: {url}\n"
+        "  - id: agent\n    name: harness:agent\n"
+    )
+    return config
+
+
+def timed(client: httpx2.Client, url: str) -> float:
+    started = time.perf_counter()
+    answer = client.get(url)
+    elapsed = (time.perf_counter() - started) * 1000
+    assert answer.status_code == 200, answer.text
+    return elapsed
+
+
+def measure() -> None:
+    with TemporaryDirectory() as tmp, ScriptedServer([Rule(Reply.say("ok"), user="")]) as model:
+        config = write_project(Path(tmp), model.url)
+        harness = str(Path(sys.executable).parent / "harness")
+        process = subprocess.Popen(
+            [harness, "run", "-c", str(config), "--port", "0", "--no-watch"],
+            cwd=tmp,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stderr is not None
+            base = ""
+            for line in process.stderr:
+                found = re.search(r"web console at (\S+)", line)
+                if found:
+                    base = found.group(1).split("?")[0]
+                    break
+            assert base, "harness run printed no console URL"
+            with httpx2.Client(timeout=30) as client:
+                first = timed(client, f"{base}api/sessions")
+                listed = len(client.get(f"{base}api/sessions").json())
+                warm = [timed(client, f"{base}api/sessions") for _ in range(REPEAT)]
+                open_first = timed(client, f"{base}api/sessions/{LONG}")
+                events = len(client.get(f"{base}api/sessions/{LONG}").json()["events"])
+                replay = [timed(client, f"{base}api/sessions/{LONG}") for _ in range(REPEAT)]
+                search = [timed(client, f"{base}api/sessions?q=topic%20999") for _ in range(3)]
+            print(
+                f"list of {listed} sessions: first {first:.0f} ms, then median "
+                f"{statistics.median(warm):.0f} ms (target < 200 ms)"
+            )
+            print(
+                f"replay of {events} events: first {open_first:.0f} ms, then median "
+                f"{statistics.median(replay):.0f} ms (target < 300 ms)"
+            )
+            print(
+                f"search of {listed} sessions for one word: median "
+                f"{statistics.median(search):.0f} ms"
+            )
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+
+
+async def main() -> None:
+    await anyio.to_thread.run_sync(measure)
