@@ -51,12 +51,17 @@ def test_a_clone_with_the_readme_and_agent_guide_edits_still_passes(tmp_path: Pa
     shutil.copyfile(TEMPLATE, clone / "cordis.yml")  # what `make run` writes on first use
     env = environment(clone)
     harness = [sys.executable, "-m", "harness"]
-    enabled = subprocess.run(
-        [*harness, "enable", "git"], cwd=clone, env=env, capture_output=True, text=True
-    )
-    assert enabled.returncode == 0, enabled.stderr
-    with (clone / "cordis.yml").open("a") as config:
-        config.write(agent_guide_entries())
+    for entry in ("git", "assistant"):  # the README's step, and docs/agent.md's
+        enabled = subprocess.run(
+            [*harness, "enable", entry], cwd=clone, env=env, capture_output=True, text=True
+        )
+        assert enabled.returncode == 0, enabled.stderr
+    with (clone / "cordis.yml").open("a") as config:  # and the agent guide's entries, copied
+        config.write(
+            agent_guide_entries()
+            .replace("id: model", "id: my-model")
+            .replace("id: agent", "id: my-agent")
+        )
     check = subprocess.run(
         [*harness, "check"], cwd=clone, env=env, capture_output=True, text=True, timeout=120
     )

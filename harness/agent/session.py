@@ -208,7 +208,7 @@ class Session:
 
     async def _run_turn(self, turn: int, text: str) -> tuple[str, str | None, str | None]:
         """The turn's steps; ``(reason, error, what failed)``, as its turn/end says."""
-        self.record("turn/start", turn=turn, input=text)
+        self.record("turn/start", turn=turn, input=text, model=model_label(self.agent.llm))
         self.history.append(UserMessage(text))
         self._answer = ""
         reason, error, kind = "cancelled", None, None
@@ -408,3 +408,9 @@ class Session:
             reason="error",
             error="interrupted: harness stopped before this turn ended",
         )
+
+
+def model_label(llm: object) -> str | None:
+    """The model's name for people: the provider's ``label``, else its config's ``model``."""
+    label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
+    return str(label) if label else None

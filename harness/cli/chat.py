@@ -314,6 +314,9 @@ async def _chat(
 
                 raise ChatError(why_no_agent(host, options.config_path))
             agent.save_always_to(options.config_path.absolute())  # the file chat runs on
+            from ..agent.session import model_label
+
+            err.print(f"model: {model_label(host.ctx.get('llm'))}", highlight=False, markup=False)
             chat = Chat(host, console, yes, interactive)
             chat.session = agent.session(session_id)
             if session_id:

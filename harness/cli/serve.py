@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -50,6 +51,11 @@ def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
 )
 @mcp_options
 @click.option("--no-web", is_flag=True, help="Do not serve the web console at / (HTTP only).")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Use the demo model: scripted rules, not a language model (no key needed).",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -61,6 +67,7 @@ def run(
     token: str | None,
     allow_hosts: tuple[str, ...],
     no_web: bool,
+    demo: bool,
     **shared: Any,
 ) -> None:
     """Start the host: load, print the entries and their tools, serve until Ctrl-C."""
@@ -72,11 +79,15 @@ def run(
     serving = Serving(transport, bind, port, token, web=not no_web, allow_hosts=allow_hosts)
     stop_traces = otel.setup()  # OTLP export when the OTEL_* variables ask for it
     try:
-        anyio.run(
-            partial(
-                serve, options.host(watch=not no_watch), serving, table=True, debug=options.debug
-            )
-        )
+        with contextlib.ExitStack() as stack:
+            if demo:
+                from .demo import banner, demo_options
+
+                options, info = stack.enter_context(demo_options(options))
+                for line in banner(info):
+                    click.echo(line, err=True)
+            host = options.host(watch=not no_watch)
+            anyio.run(partial(serve, host, serving, table=True, debug=options.debug))
     finally:
         stop_traces()
 

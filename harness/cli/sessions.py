@@ -16,6 +16,11 @@ from .options import common, options_of
 @click.option("--session", "session_id", metavar="ID", help="Resume the session ID.")
 @click.option("--yes", "-y", is_flag=True, help="Approve every approval request once.")
 @click.option("--no-watch", is_flag=True, help="Do not hot-reload on file changes.")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Talk to the demo model: scripted rules, not a language model (no key needed).",
+)
 @click.pass_context
 def chat(
     ctx: click.Context,
@@ -24,12 +29,22 @@ def chat(
     session_id: str | None,
     yes: bool,
     no_watch: bool,
+    demo: bool,
     **shared: Any,
 ) -> None:
     """Talk to the configured model, which calls the tools (Ctrl-C cancels a turn)."""
     from .chat import run_chat
 
-    sys.exit(run_chat(options_of(ctx, **shared), message, session_id, yes, not no_watch))
+    options = options_of(ctx, **shared)
+    if not demo:
+        sys.exit(run_chat(options, message, session_id, yes, not no_watch))
+    from .demo import banner, demo_options
+
+    with demo_options(options) as (with_demo, info):
+        for line in banner(info, model=False):
+            click.echo(line, err=True)
+        code = run_chat(with_demo, message, session_id, yes, not no_watch)
+    sys.exit(code)
 
 
 @click.group(invoke_without_command=True)

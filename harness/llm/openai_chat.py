@@ -40,6 +40,9 @@ class OpenAIConfig(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
 
     model: str = pydantic.Field(min_length=1)
+    label: str = ""
+    """How people see the model (chat banner, console header, session log); default
+    ``model``. ``--demo`` sets it to say the model is a scripted demo."""
     """The model name the server knows (``gpt-4.1-mini``, ``deepseek-chat``, ``qwen3:8b``...)."""
     base_url: str = "https://api.openai.com/v1"
     """The API root, usually ending in ``/v1``."""
@@ -104,6 +107,11 @@ class OpenAIChat(Service):
             config.retry_backoff,
             not_found_hint="check base_url (it usually ends in /v1)",
         )
+
+    @property
+    def label(self) -> str:
+        """The model's name for people."""
+        return self.config.label or self.config.model
 
     async def stop(self) -> None:
         await self.client.close()

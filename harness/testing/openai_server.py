@@ -217,7 +217,7 @@ class ScriptedServer:
         import uvicorn
 
         config = uvicorn.Config(
-            self._app(), host="127.0.0.1", port=0, log_level="critical", lifespan="off"
+            self._app(), host="127.0.0.1", port=self.port, log_level="critical", lifespan="off"
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._serve, name="scripted-llm", daemon=True)

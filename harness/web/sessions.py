@@ -126,7 +126,13 @@ def session_routes(
         running = await settle(session.cancel())
         return JSONResponse({"id": session_id, "cancelled": running is not False})
 
+    async def model(request: Request) -> Response:
+        llm = console.root.get("llm")
+        label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
+        return JSONResponse({"model": str(label) if label else None})
+
     return [
+        Route("/api/model", model),
         Route("/api/sessions", listing, methods=["GET", "POST"]),
         Route("/api/sessions/{id}", one, methods=["GET", "DELETE"]),
         Route("/api/sessions/{id}/messages", message, methods=["POST"]),

@@ -73,6 +73,8 @@ def make_project(folder: Path, extra: str = "", plugins: dict[str, str] | None =
         (folder / "plugins" / name).write_text(source)
     config = folder / "cordis.yml"
     text = TEMPLATE.read_text().replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
+    # the tests add their own model and agent entries: not the template's (switched off)
+    text = text[: text.index("  # The model and the agent loop,")]
     # the file and git tools are off by default: the console's tests use them
     text = re.sub(r"(- id: (files|git) .*\n)    enabled: false\n", r"\1", text)
     if re.search(r"- id: (model|agent)\b", extra):  # the test's own model replaces the template's

@@ -39,7 +39,16 @@ window.addEventListener("hashchange", () => {
   document.getElementById(`${current}-title`).focus();
 });
 
+// The model the Chat talks to, in the header (the demo model says it is one).
+async function loadModel() {
+  const shown = document.getElementById("model");
+  const { model } = await api.get("/api/model").catch(() => ({ model: null }));
+  shown.textContent = model ? `model: ${model}` : "";
+  shown.hidden = !model;
+}
+
 async function loadAll() {
+  loadModel();
   await Promise.all(Object.values(views).map((view) => view.load().catch((error) => say(error.message))));
   for (const request of await api.get("/api/approvals").catch(() => [])) approvalEvent(request);
 }
@@ -89,6 +98,7 @@ const stream = new Live((type, data, id) => {
       break;
     case "plugins/change":
       views.plugins.show(data.plugins, data.problems);
+      loadModel();
       break;
     case "approval/request":
       if (data.session) views.chat.event(data);
