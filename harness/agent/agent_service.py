@@ -21,11 +21,13 @@ from ..service import Service, unwrap
 from ..tools.approvals import TIMEOUT, Approvals
 from ..tools.calls import ToolCall, ToolResult
 from .always import allow_tool
-from .log import SessionNotFound, SessionStore, check_id, new_id
+from .catalog import Catalog, any_spoken, check_query, check_title, summary
+from .log import SessionNotFound, SessionStore, check_id, dumps, log_chunks, new_id
 from .session import Session
+from .trajectory import trajectory
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Iterator
     from pathlib import Path
 
     from ..context import Context
@@ -97,6 +99,7 @@ class AgentService(Service):
         self.config = config
         base = ctx.base_dir
         self.store = SessionStore(None if config.sessions is None else base / config.sessions)
+        self.catalog = Catalog(self.store)
         host = ctx.get("host")
         default = host.config_path if host is not None else os.environ.get("HARNESS_CONFIG")
         config_file = base / (config.config_file or default or "cordis.yml")
@@ -160,23 +163,65 @@ class AgentService(Service):
         self._open[session_id] = session
         return session
 
-    def sessions(self) -> list[dict[str, Any]]:
-        """``{id, title, created, updated, turns}`` of every session, the latest first."""
+    def sessions(self, q: str | None = None) -> list[dict[str, Any]]:
+        """``{id, title, created, updated, turns}`` of every session, the latest first.
+
+        ``q`` keeps the sessions whose messages contain it (case-insensitive).
+        """
+        needle = None if q is None else check_query(q).casefold()
         listed = []
-        for session_id in self.store.ids():
-            if session_id in self._open:
-                events = self._open[session_id].events
-            else:
-                try:
-                    events, _ = self.store.load(session_id)
-                except (SessionNotFound, OSError):
-                    continue
-            listed.append(summary(session_id, events))
+        if self.store.folder is not None:
+            for item in self.catalog.summaries():
+                if needle is None or self.catalog.matches(item["id"], needle):
+                    listed.append(item)
         for session_id, session in self._open.items():
-            if not self.store.exists(session_id):  # new, nothing logged yet
+            unsaved = self.store.folder is None or not self.store.exists(session_id)
+            if unsaved and (needle is None or any_spoken(session.events, needle)):
                 listed.append(summary(session_id, session.events))
+        if self.store.folder is None:
+            known = {item["id"] for item in listed}
+            for session_id in self.store.ids():
+                events = self.store.load(session_id)[0]
+                if session_id not in known and (needle is None or any_spoken(events, needle)):
+                    listed.append(summary(session_id, events))
         listed.sort(key=lambda item: item["updated"] or "", reverse=True)
         return listed
+
+    def exists(self, session_id: str) -> bool:
+        """Whether ``session_id`` names a session (open, or logged)."""
+        try:
+            check_id(session_id)
+        except SessionNotFound:
+            return False
+        return session_id in self._open or self.store.exists(session_id)
+
+    def rename(self, session_id: str, title: str) -> dict[str, Any]:
+        """Give a session a title (a ``session/title`` event in its log); its summary."""
+        title = check_title(title)
+        session = self.session(session_id)
+        session.record("session/title", title=title)
+        return summary(session_id, session.events)
+
+    def trajectory(self, session_id: str) -> list[dict[str, Any]]:
+        """Each turn's steps, model time, tokens and tool calls (:mod:`.trajectory`)."""
+        return trajectory(self._events(session_id))
+
+    def export(self, session_id: str) -> Iterator[bytes]:
+        """The session's log as JSONL, in chunks (every complete line)."""
+        if session_id in self._open and self.store.folder is None:
+            return iter([(dumps(e) + "\n").encode() for e in self._open[session_id].events])
+        if self.store.folder is None:
+            return iter([(dumps(e) + "\n").encode() for e in self.store.load(session_id)[0]])
+        if not self.store.exists(session_id):
+            if session_id in self._open:
+                return iter([(dumps(e) + "\n").encode() for e in self._open[session_id].events])
+            raise SessionNotFound(f"no session {session_id!r} in {self.store.folder}")
+        return log_chunks(self.store.path(session_id))
+
+    def _events(self, session_id: str) -> list[dict[str, Any]]:
+        if check_id(session_id) in self._open:
+            return list(self._open[session_id].events)
+        return self.store.load(session_id)[0]
 
     def delete(self, session_id: str) -> None:
         """Delete a session and its log (a running turn is cancelled first)."""
@@ -273,16 +318,3 @@ class AgentService(Service):
         session = self._open.get(fields.get("session") or "")
         if session is not None:
             session.record(kind, **{k: v for k, v in fields.items() if k != "session"})
-
-
-def summary(session_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:
-    """One line of ``agent.sessions()``."""
-    title = next((str(e.get("input", "")) for e in events if e.get("type") == "turn/start"), "")
-    title = " ".join(title.split())
-    return {
-        "id": session_id,
-        "title": title[:80] + ("…" if len(title) > 80 else ""),
-        "created": events[0].get("time") if events else None,
-        "updated": events[-1].get("time") if events else None,
-        "turns": sum(1 for e in events if e.get("type") == "turn/start"),
-    }

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -129,6 +130,18 @@ def read_events(data: bytes, path: Path | str = "<log>") -> tuple[list[dict[str,
             events.append(event)
         at = end + 1
     return events, at
+
+
+def log_chunks(path: Path, size: int = 65536) -> Iterator[bytes]:
+    """A log's bytes in chunks, up to its last complete line (for an export)."""
+    with open(path, "rb") as handle:
+        held = b""
+        while chunk := handle.read(size):
+            held += chunk
+            cut = held.rfind(b"\n") + 1
+            if cut:
+                yield held[:cut]
+                held = held[cut:]
 
 
 class LogWriter:

@@ -24,7 +24,6 @@ import anyio.lowlevel
 from rich.console import Console, Group
 from rich.padding import Padding
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from ..errors import HarnessError
@@ -383,27 +382,8 @@ def _store(options: Options) -> Any:
     raise ChatError(f"{options.config_path} has no enabled entry `name: harness:agent`")
 
 
-def list_sessions(options: Options, as_json: bool) -> None:
-    """``harness sessions``."""
-    from ..agent.agent_service import summary
-
-    store = _store(options)
-    listed = [summary(i, store.load(i)[0]) for i in store.ids()]
-    listed.sort(key=lambda item: item["updated"] or "", reverse=True)
-    if as_json:
-        print(json.dumps(listed, indent=2, ensure_ascii=False))
-        return
-    table = Table("title", "turns", "updated")
-    table.add_column("id", no_wrap=True)
-    table.columns.insert(0, table.columns.pop())
-    for item in listed:
-        table.add_row(item["id"], visible(item["title"]), str(item["turns"]), item["updated"] or "")
-    Console().print(table)
-
-
-def show_session(options: Options, session_id: str, as_json: bool) -> None:
-    """``harness sessions show ID``."""
-    events, _ = _store(options).load(session_id)
+def print_events(events: list[dict[str, Any]], as_json: bool) -> None:
+    """``harness sessions show ID``: the conversation, as ``harness chat`` showed it."""
     if as_json:
         print(json.dumps(events, indent=2, ensure_ascii=False))
         return
@@ -416,5 +396,7 @@ def show_session(options: Options, session_id: str, as_json: bool) -> None:
             console.print(f"[bold green]you>[/] {visible(str(event.get('input', '')))}")
         elif kind == "assistant/message" and event.get("text"):
             console.print(f"[bold cyan]assistant>[/] {visible_block(str(event['text']))}")
+        elif kind == "session/title":
+            console.print(f"[dim]renamed: {visible(str(event.get('title', '')))}[/]")
         elif kind in ("tool/call", "tool/result", "approval/decided", "turn/end"):
             chat.show(event)

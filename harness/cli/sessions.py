@@ -55,17 +55,18 @@ def sessions(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
     """List the agent's sessions; `sessions show ID` prints one."""
     ctx.obj = options_of(ctx, **shared)
     if ctx.invoked_subcommand is None:
-        from .chat import list_sessions
+        from .session_record import list_sessions
 
         list_sessions(ctx.obj, as_json)
 
 
 @sessions.command(name="show")
-@click.argument("session_id", metavar="ID")
-@click.option("--json", "as_json", is_flag=True, help="Print the events as JSON.")
+@click.argument("session_id", metavar="ID|FILE")
+@click.option("--json", "as_json", is_flag=True, help="Print the events (or --stats) as JSON.")
+@click.option("--stats", is_flag=True, help="Print each turn's trajectory: steps, time, tokens.")
 @click.pass_context
-def sessions_show(ctx: click.Context, /, session_id: str, as_json: bool) -> None:
-    """Print the events of session ID."""
-    from .chat import show_session
+def sessions_show(ctx: click.Context, /, session_id: str, as_json: bool, stats: bool) -> None:
+    """Print session ID, or an exported JSONL log FILE (a path, or a name ending .jsonl)."""
+    from .session_record import show
 
-    show_session(ctx.obj, session_id, as_json)
+    show(ctx.obj, session_id, as_json, stats)

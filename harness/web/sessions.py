@@ -5,8 +5,12 @@
 (``{"text"}``) starts a turn and answers 202 at once — the turn's events stream on
 ``/api/events`` with their ``session`` — ``POST /api/sessions/{id}/cancel`` stops the turn
 (``cancelled``: whether one was running) and ``DELETE /api/sessions/{id}`` deletes the
-session. An id no session has is a 404 on every route; without an ``agent`` service every
-route answers 503 saying what to configure.
+session. The session record (DESIGN §15): ``GET /api/sessions?q=WORD`` keeps the sessions
+whose messages contain the word, ``PATCH /api/sessions/{id}`` (``{"title"}``) renames one,
+``GET /api/sessions/{id}/export`` streams its JSONL log as a download and
+``GET /api/sessions/{id}/trajectory`` gives each turn's steps, model time, tokens and calls.
+An id no session has (or no id at all) is a 404 on every route; without an ``agent`` service
+every route answers 503 saying what to configure.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..agent.catalog import RecordError
 from ..errors import HarnessError
 
 if TYPE_CHECKING:
@@ -75,15 +80,30 @@ def session_routes(
             session = await settle(agent().session())
             live[session.id] = session
             return JSONResponse({"id": session.id}, status_code=201)
-        return JSONResponse(list(await settle(agent().sessions())))
+        query = request.query_params.get("q")
+        try:
+            found = await settle(agent().sessions(query) if query else agent().sessions())
+        except RecordError as exc:
+            return fail(400, f"?q=: {exc}")
+        return JSONResponse(list(found))
+
+    async def known(session_id: str) -> bool:
+        return session_id in live or bool(await settle(agent().exists(session_id)))
 
     async def one(request: Request) -> Response:
         if agent() is None:
             return unavailable()
         session_id = request.path_params["id"]
-        known = {item["id"] for item in await settle(agent().sessions())} | set(live)
-        if session_id not in known:
+        if not await known(session_id):
             return fail(404, f"no session has id {session_id!r}")
+        if request.method == "PATCH":
+            body = await read_json(request)
+            if "title" not in body:
+                return fail(400, 'send {"title": "..."}: the title is missing')
+            try:
+                return JSONResponse(await settle(agent().rename(session_id, body["title"])))
+            except RecordError as exc:
+                return fail(400, f"title: {exc}")
         if request.method == "DELETE":
             live.pop(session_id, None)
             await settle(agent().delete(session_id))
@@ -126,6 +146,33 @@ def session_routes(
         running = await settle(session.cancel())
         return JSONResponse({"id": session_id, "cancelled": running is not False})
 
+    async def export(request: Request) -> Response:
+        if agent() is None:
+            return unavailable()
+        session_id = request.path_params["id"]
+        if not await known(session_id):
+            return fail(404, f"no session has id {session_id!r}")
+        try:
+            chunks = await settle(agent().export(session_id))
+        except HarnessError as exc:
+            return fail(404, f"no session has id {session_id!r} ({exc})")
+        disposition = f'attachment; filename="session-{session_id}.jsonl"'  # a checked id
+        return StreamingResponse(
+            chunks, media_type="application/x-ndjson", headers={"content-disposition": disposition}
+        )
+
+    async def steps(request: Request) -> Response:
+        if agent() is None:
+            return unavailable()
+        session_id = request.path_params["id"]
+        if not await known(session_id):
+            return fail(404, f"no session has id {session_id!r}")
+        try:
+            turns = await settle(agent().trajectory(session_id))
+        except HarnessError as exc:
+            return fail(404, f"no session has id {session_id!r} ({exc})")
+        return JSONResponse({"id": session_id, "turns": turns})
+
     async def model(request: Request) -> Response:
         llm = console.root.get("llm")
         label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
@@ -134,7 +181,9 @@ def session_routes(
     return [
         Route("/api/model", model),
         Route("/api/sessions", listing, methods=["GET", "POST"]),
-        Route("/api/sessions/{id}", one, methods=["GET", "DELETE"]),
+        Route("/api/sessions/{id}", one, methods=["GET", "PATCH", "DELETE"]),
+        Route("/api/sessions/{id}/export", export, methods=["GET"]),
+        Route("/api/sessions/{id}/trajectory", steps, methods=["GET"]),
         Route("/api/sessions/{id}/messages", message, methods=["POST"]),
         Route("/api/sessions/{id}/cancel", cancel, methods=["POST"]),
     ]
