@@ -59,10 +59,10 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
 """Layer → what its modules may import, bottom first: layers by name, or one module of a
 layer by its dotted path under ``harness`` (the web console's Host and token checks use
 ``mcp.hosts`` and ``mcp.auth`` and nothing else of MCP; its session list catches the
-agent's ``agent.catalog.RecordError`` and uses nothing else of the agent). ``api`` is ``harness/__init__.py``,
-the public names; ``main`` is ``harness/__main__.py``. Only the CLI may import ``testing``
-(``harness demo`` serves its scripted model), which tests and users otherwise start beside a
-host."""
+agent's ``agent.catalog.RecordError`` and uses nothing else of the agent). ``api`` is
+``harness/__init__.py``, the public names; ``main`` is ``harness/__main__.py``. Only the
+CLI may import ``testing`` (``harness demo`` serves its scripted model), which tests and
+users otherwise start beside a host."""
 
 DYNAMIC = frozenset({"harness.lazy", "harness.loader.builtin", "harness.loader.resolve"})
 """The modules that may import a name that is not a literal: a package's lazy re-exports of
