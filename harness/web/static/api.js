@@ -32,13 +32,14 @@ export const api = {
   get: (path) => request("GET", path),
   post: (path, body) => request("POST", path, body),
   del: (path) => request("DELETE", path, {}),
+  patch: (path, body) => request("PATCH", path, body),
 };
 
 // Every live event type the server sends (agent events carry `session`).
 const TYPES = [
   "hello", "resync", "tools/change", "plugins/change", "reload/start", "reload/done",
   "reload/failed", "approval/request", "approval/decided", "turn/start", "step/start",
-  "assistant/delta", "assistant/message", "tool/call", "tool/result", "step/end", "turn/end",
+  "assistant/delta", "assistant/message", "tool/call", "tool/result", "step/end", "turn/end", "session/title",
 ];
 
 // The event stream: EventSource reconnects by itself and sends Last-Event-ID; if it gives up

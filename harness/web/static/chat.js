@@ -1,6 +1,8 @@
 // Chat: sessions (new, list, resume, delete), a message box, the streamed answer, one card
 // per tool call (name, status, arguments, duration, render blocks) with its approval inside,
 // and Stop. The turn's events arrive on the live stream; a resumed session replays its log.
+// The Sessions list searches the conversations (?q=), renames, exports and deletes; each
+// finished turn has a Trajectory button (steps, model time, tokens, each call's outcome).
 
 import { api } from "./api.js";
 import { approvalPanel } from "./approval.js";
@@ -17,6 +19,8 @@ export class ChatView {
     this.busy = false;
     this.notice = el("div", { className: "notice", role: "note", hidden: true });
     this.sessionList = el("ul", { "aria-label": "sessions" });
+    this.search = el("input", { type: "search", "aria-label": "Search sessions", placeholder: "Search sessions" });
+    this.search.addEventListener("input", () => this.refreshSessions());
     this.newButton = el("button", { type: "button", className: "primary", text: "New session", onclick: () => this.create() });
     this.conversation = el("div", { className: "conversation", role: "log", "aria-label": "conversation", "aria-live": "polite" });
     this.message = el("textarea", { id: "message", rows: 3 });
@@ -30,14 +34,14 @@ export class ChatView {
       el("label", { for: "message", text: "Message" }), this.message,
       el("div", { className: "actions" }, this.send, this.stop, el("span", { className: "muted", text: "Ctrl+Enter sends" })));
     this.body = el("div", { className: "chat" },
-      el("aside", { className: "sessions", "aria-label": "sessions" }, this.newButton, this.sessionList),
+      el("aside", { className: "sessions", "aria-label": "sessions" }, el("h2", { text: "Sessions" }), this.newButton, this.search, this.sessionList),
       el("div", {}, this.conversation, this.turnState, composer));
     root.append(this.notice, this.body);
   }
 
   async load() {
     try {
-      this.show(await api.get("/api/sessions"));
+      this.show(await api.get(this.listPath()));
       this.notice.hidden = true;
       this.body.hidden = false;
     } catch (error) {
@@ -51,17 +55,57 @@ export class ChatView {
     }
   }
 
+  listPath() {
+    const q = this.search.value.trim();
+    return q ? `/api/sessions?q=${encodeURIComponent(q)}` : "/api/sessions";
+  }
+
   show(sessions) {
+    const when = (stamp) => (stamp ? new Date(stamp).toLocaleString() : "—");
     this.sessionList.replaceChildren(...sessions.map((item) => {
       const title = item.title || item.id;
+      const id = encodeURIComponent(item.id);
       return el("li", { className: item.id === this.session ? "current" : "" },
         el("button", { type: "button", className: "open", text: title, "aria-label": `Resume ${title}`, "aria-current": item.id === this.session ? "true" : null, onclick: () => this.open(item.id) }),
-        el("button", { type: "button", className: "danger", text: "Delete", "aria-label": `Delete ${title}`, onclick: () => this.remove(item.id, title) }));
+        el("p", { className: "muted meta", text: `${item.turns} turn${item.turns === 1 ? "" : "s"} · created ${when(item.created)} · updated ${when(item.updated)}` }),
+        el("div", { className: "row" },
+          el("button", { type: "button", text: "Rename", "aria-label": `Rename ${title}`, onclick: () => this.rename(item.id, title) }),
+          el("a", { className: "button", text: "Export", href: `/api/sessions/${id}/export`, download: `session-${item.id}.jsonl`, "aria-label": `Export ${title}` }),
+          el("button", { type: "button", className: "danger", text: "Delete", "aria-label": `Delete ${title}`, onclick: () => this.remove(item.id, title) })));
     }));
+    if (!sessions.length) this.sessionList.append(el("li", { className: "muted", text: this.search.value.trim() ? "no session mentions that" : "no sessions yet" }));
   }
 
   async refreshSessions() {
-    try { this.show(await api.get("/api/sessions")); } catch { /* shown by load() */ }
+    try { this.show(await api.get(this.listPath())); } catch (error) { if (error.status === 400) this.say(error.message); }
+  }
+
+  async rename(id, title) {
+    const given = window.prompt("A new title for the session", title);
+    if (given === null || !given.trim()) return;
+    try {
+      await api.patch(`/api/sessions/${encodeURIComponent(id)}`, { title: given });
+    } catch (error) {
+      this.say(error.message);
+    }
+    await this.refreshSessions();
+  }
+
+  async trajectory(turn, box) {
+    if (box.childElementCount) { box.replaceChildren(); return; }
+    const data = await api.get(`/api/sessions/${encodeURIComponent(this.session)}/trajectory`);
+    const found = data.turns.find((item) => item.turn === turn);
+    if (!found) return;
+    const count = (value) => (value == null ? "—" : String(value));
+    const rows = found.tools.map((call) => el("tr", {},
+      el("td", {}, el("code", { text: call.name ?? "?" })),
+      el("td", { text: call.duration_ms == null ? "—" : `${Math.round(call.duration_ms)} ms` }),
+      el("td", { text: call.ok == null ? "unfinished" : call.ok ? "ok" : (call.code || "error") })));
+    box.replaceChildren(
+      el("p", { text: `${found.steps} step${found.steps === 1 ? "" : "s"} · model ${Math.round(found.model_ms)} ms · tokens in ${count(found.input_tokens)} · out ${count(found.output_tokens)}` }),
+      rows.length
+        ? el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "tool" }), el("th", { text: "duration" }), el("th", { text: "outcome" }))), el("tbody", {}, ...rows))
+        : el("p", { className: "muted", text: "no tool calls" }));
   }
 
   async create() {
@@ -189,6 +233,14 @@ export class ChatView {
         if (data.reason && data.reason !== "done") {
           this.conversation.append(el("p", { className: data.reason === "error" ? "error" : "muted", text: `turn ended: ${data.reason}${data.error ? ` — ${data.error}` : ""}` }));
         }
+        if (typeof data.turn === "number") {
+          const box = el("section", { className: "trajectory", "aria-label": `trajectory of turn ${data.turn}` });
+          const turn = data.turn;
+          this.conversation.append(el("button", { type: "button", className: "link", text: "Trajectory", "aria-label": `Trajectory of turn ${turn}`, onclick: () => this.trajectory(turn, box) }), box);
+        }
+        this.refreshSessions();
+        break;
+      case "session/title":
         this.refreshSessions();
         break;
       default:
