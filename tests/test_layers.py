@@ -81,7 +81,7 @@ PLANTS = {
         "harness.agent.session",
         "import_module",
     ),
-    "cli": ("cli/serve_host.py", "from ..testing import ScriptedServer", "harness.testing", "from"),
+    "cli": ("cli/serve_host.py", "from ..code import plugin", "harness.code.plugin", "from"),
     "api": ("__init__.py", "from .mcp import surface", "harness.mcp.surface", "from"),
     "main": ("__main__.py", "import harness.web", "harness.web", "import"),
 }
