@@ -11,7 +11,8 @@
     ├── ServiceNotInjected       a plugin read a service it did not inject (an AttributeError)
     ├── ToolDefinitionError      a tool definition is malformed (raised when it is defined)
     ├── ToolConflict             two plugins register one tool name
-    └── ToolArgsError            tool arguments do not match the tool's parameters
+    ├── ToolArgsError            tool arguments do not match the tool's parameters
+    └── RecordError              a session search or title cannot be used
 
 Messages are one sentence naming the object and the broken rule, and say what to do.
 """
@@ -84,3 +85,9 @@ class ToolArgsError(HarnessError):
     def __init__(self, message: str, issues: Sequence[str] = ()) -> None:
         self.issues: tuple[str, ...] = tuple(issues)
         super().__init__(message)
+
+
+class RecordError(HarnessError):
+    """Raised when a session search query or a session title cannot be used (the message says
+    why). It lives here, not in the agent, so the web console can tell it apart without
+    importing the agent."""

@@ -40,7 +40,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "testing": (),
     "mcp": ("core", "tools"),
     "agent": ("core", "tools", "llm", "loader"),
-    "web": ("core", "tools", "loader", "host", "mcp.hosts", "mcp.auth", "agent.catalog"),
+    "web": ("core", "tools", "loader", "host", "mcp.hosts", "mcp.auth"),
     "cli": (
         "core",
         "tools",
@@ -58,8 +58,8 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
 }
 """Layer → what its modules may import, bottom first: layers by name, or one module of a
 layer by its dotted path under ``harness`` (the web console's Host and token checks use
-``mcp.hosts`` and ``mcp.auth`` and nothing else of MCP; its session list catches the
-agent's ``agent.catalog.RecordError`` and uses nothing else of the agent). ``api`` is
+``mcp.hosts`` and ``mcp.auth`` and nothing else of MCP; it reaches the agent only through
+the ``agent`` service). ``api`` is
 ``harness/__init__.py``, the public names; ``main`` is ``harness/__main__.py``. Only the
 CLI may import ``testing`` (``harness demo`` serves its scripted model), which tests and
 users otherwise start beside a host."""

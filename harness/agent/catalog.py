@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import HarnessError
+from ..errors import RecordError
 from .log import SessionStore, read_events
 
 MAX_QUERY = 200
@@ -33,10 +33,6 @@ _TURN = re.compile(rb'^\{"seq":\d+,"time":"[^"]*","type":"turn/start"', re.M)
 _TITLE = re.compile(rb'^\{"seq":\d+,"time":"[^"]*","type":"session/title"', re.M)
 _SPOKEN = (b"turn/start", b"assistant/message")
 _BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-class RecordError(HarnessError):
-    """A search query or a title that cannot be used (the message says why)."""
 
 
 def _clean(text: str, what: str, limit: int) -> str:

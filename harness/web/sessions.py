@@ -24,8 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..agent.catalog import RecordError
-from ..errors import HarnessError
+from ..errors import HarnessError, RecordError
 
 if TYPE_CHECKING:
     from .console import WebConsole

@@ -8,7 +8,6 @@ import pytest
 
 from harness.agent.catalog import (
     Catalog,
-    RecordError,
     check_query,
     check_title,
     summary,
@@ -16,6 +15,7 @@ from harness.agent.catalog import (
 )
 from harness.agent.log import SessionStore, dumps, read_events
 from harness.agent.trajectory import tokens_of, trajectory
+from harness.errors import RecordError
 
 from .session_logs import write_log, yesterday_events
 
