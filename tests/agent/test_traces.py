@@ -7,12 +7,9 @@ One turn with two tool calls is one ``invoke_agent harness`` span whose children
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from harness import Host
@@ -23,20 +20,6 @@ from ..spans import Span, check_tree, from_sdk, named
 from .conftest import config_file, entry, turn
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def exported() -> Iterator[InMemorySpanExporter]:
-    """Spans of this test, recorded in memory (the global provider is left alone)."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    traces.use(provider)
-    try:
-        yield exporter
-    finally:
-        traces.use(None)
-        provider.shutdown()
 
 
 TWO_CALLS = [

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from harness import Host
-from harness.tools import traces
 
 from ..spans import from_sdk, named
 from .conftest import project, run
@@ -29,19 +25,6 @@ three = await multiply(a=2, b=3)
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def exported() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    traces.use(provider)
-    try:
-        yield exporter
-    finally:
-        traces.use(None)
-        provider.shutdown()
 
 
 async def test_run_code_parents_its_inner_calls(

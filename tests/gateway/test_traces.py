@@ -12,12 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from harness import Host
-from harness.tools import traces
 
 from ..helpers import HARNESS
 from ..spans import Receiver, Span, from_sdk, named
@@ -30,19 +27,6 @@ ROOT = Path(__file__).parents[2]
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def exported() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    traces.use(provider)
-    try:
-        yield exporter
-    finally:
-        traces.use(None)
-        provider.shutdown()
 
 
 @pytest.fixture
