@@ -145,16 +145,22 @@ def session_routes(
         running = await settle(session.cancel())
         return JSONResponse({"id": session_id, "cancelled": running is not False})
 
+    async def read_record(session_id: str, read: Callable[[str], Any]) -> Any:
+        """What ``read`` gives for a session that exists, else the 404 to answer with."""
+        if not await known(session_id):
+            return fail(404, f"no session has id {session_id!r}")
+        try:
+            return await settle(read(session_id))
+        except HarnessError as exc:
+            return fail(404, f"no session has id {session_id!r} ({exc})")
+
     async def export(request: Request) -> Response:
         if agent() is None:
             return unavailable()
         session_id = request.path_params["id"]
-        if not await known(session_id):
-            return fail(404, f"no session has id {session_id!r}")
-        try:
-            chunks = await settle(agent().export(session_id))
-        except HarnessError as exc:
-            return fail(404, f"no session has id {session_id!r} ({exc})")
+        chunks = await read_record(session_id, agent().export)
+        if isinstance(chunks, Response):
+            return chunks
         disposition = f'attachment; filename="session-{session_id}.jsonl"'  # a checked id
         return StreamingResponse(
             chunks, media_type="application/x-ndjson", headers={"content-disposition": disposition}
@@ -164,12 +170,9 @@ def session_routes(
         if agent() is None:
             return unavailable()
         session_id = request.path_params["id"]
-        if not await known(session_id):
-            return fail(404, f"no session has id {session_id!r}")
-        try:
-            turns = await settle(agent().trajectory(session_id))
-        except HarnessError as exc:
-            return fail(404, f"no session has id {session_id!r} ({exc})")
+        turns = await read_record(session_id, agent().trajectory)
+        if isinstance(turns, Response):
+            return turns
         return JSONResponse({"id": session_id, "turns": turns})
 
     async def model(request: Request) -> Response:
