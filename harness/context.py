@@ -23,7 +23,7 @@ from .events import EventBus, check_listener
 from .fiber import Fiber, FiberState
 from .plugin import spec_of
 from .runtime import Runtime, ServiceSlot
-from .service import ServiceView
+from .service import ServiceView, view_of
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -211,7 +211,13 @@ class Context:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return self._read(name, required=True)
+        view = self._read(name, required=True)
+        # Kept in the instance's dict, so the next ``ctx.<name>`` is a plain attribute read;
+        # the runtime drops it when the service is withdrawn, and _close when this context
+        # is gone (only a name no attribute of the context has reaches here).
+        self.__dict__[name] = view
+        self._runtime.services[name].readers.add(self)
+        return view
 
     @overload
     def get(self, name: str) -> Any: ...
@@ -280,7 +286,7 @@ class Context:
         instance = slot.instance
         view = self._views.get(name)
         if view is None or view._service is not instance:
-            view = self._views[name] = ServiceView(instance, self)
+            view = self._views[name] = view_of(instance, self)
         return view
 
     def _refuse(self, name: str, slot: ServiceSlot | None) -> ServiceNotInjected | None:
@@ -418,6 +424,10 @@ class Context:
                 except Exception:
                     self.logger.exception("cleanup of %s raised", self.describe())
         self._gone = True  # cleanups could still read services; from now on nothing can
+        cached = self.__dict__
+        for name, view in self._views.items():
+            if cached.get(name) is view:
+                del cached[name]
 
 
 def _noop() -> None:

@@ -8,9 +8,10 @@ the fibers that were waiting for it, withdrawing one unloads its dependents back
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
 
 from anyio.abc import TaskGroup
 
@@ -30,6 +31,8 @@ class ServiceSlot:
     instance: Any
     owner: Context
     published: bool = False
+    readers: WeakSet[Context] = field(default_factory=WeakSet)
+    """The contexts that keep this service's view as an attribute (``ctx.<name>``)."""
 
 
 class Runtime:
@@ -107,6 +110,9 @@ class Runtime:
         if self.services.get(slot.name) is not slot:
             return
         del self.services[slot.name]
+        for reader in tuple(slot.readers):  # ctx.<name> is looked up again, and refused
+            reader.__dict__.pop(slot.name, None)
+        slot.readers.clear()
         if not slot.published:
             return
         slot.published = False

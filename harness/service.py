@@ -8,11 +8,13 @@ a :class:`ServiceView` bound to their own context, so methods marked :func:`call
 
 from __future__ import annotations
 
+import inspect
 import operator
 from collections.abc import Callable, Iterator
 from functools import partial
-from types import MethodType
+from types import FunctionType, MethodType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
     from .context import Context
@@ -61,8 +63,14 @@ class ServiceView(Generic[S]):
     equality and hashing by the underlying value, ordering, item access, calls, ``len``,
     iteration, ``in``, ``bool``, ``int``/``float``/``index``. It answers as its service's
     class, as ``wrapt.ObjectProxy`` does: ``isinstance(ctx.tools, ToolsService)`` is true
-    (and so is ``isinstance(view, ServiceView)``; ``type(view)`` is the view's own class).
+    (and so is ``isinstance(view, ServiceView)``; ``type(view)`` is a view class).
     :func:`unwrap` gives the object itself.
+
+    Views are made by :func:`view_of`: each service class gets its own view class, whose
+    plain methods (not :func:`caller_aware`, defined on the service's class) are read
+    through a property that looks the method up on the service each time, in C: a view
+    reads ``ctx.tools.execute`` about as fast as the service itself, and always the
+    service's current attribute. Everything else goes through ``__getattr__``.
     """
 
     __slots__ = ("_caller", "_service")
@@ -162,9 +170,35 @@ class ServiceView(Generic[S]):
         return operator.index(self._service)
 
 
+_VIEW_TYPES: WeakKeyDictionary[type[Any], type[ServiceView[Any]]] = WeakKeyDictionary()
+
+
+def view_of(service: S, caller: Context) -> ServiceView[S]:
+    """A view of ``service`` from ``caller``, of its class's view class."""
+    kind = type(service)
+    try:
+        view_type = _VIEW_TYPES.get(kind)
+    except TypeError:  # a class that cannot be weakly referenced: the general view
+        view_type = ServiceView
+    if view_type is None:
+        view_type = _VIEW_TYPES[kind] = _view_type(kind)
+    return view_type(service, caller)
+
+
+def _view_type(kind: type[Any]) -> type[ServiceView[Any]]:
+    namespace: dict[str, Any] = {"__slots__": ()}
+    for name in dir(kind):
+        if name.startswith("_"):
+            continue
+        method = inspect.getattr_static(kind, name, None)
+        if type(method) is FunctionType and not method.__dict__.get("__harness_caller_aware__"):
+            namespace[name] = property(operator.attrgetter(f"_service.{name}"))
+    return type(f"ServiceView[{kind.__qualname__}]", (ServiceView,), namespace)
+
+
 def unwrap(service: ServiceView[S] | S) -> S:
     """The service behind a :class:`ServiceView` (or the object itself)."""
-    if type(service) is ServiceView:
+    if isinstance(service, ServiceView):  # its type is a view class (ServiceView or below)
         found: S = object.__getattribute__(service, "_service")
         return found
-    return service  # type: ignore[return-value]
+    return service

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness import Context, ContextDisposed, ServiceNotInjected, ToolsService
-from harness.service import ServiceView, unwrap
+from harness.service import ServiceView, caller_aware, unwrap
 
 pytestmark = pytest.mark.anyio
 
@@ -94,7 +94,7 @@ async def test_a_view_passes_isinstance_as_its_service() -> None:
             **{f"plugin {key}": value for key, value in seen.items()},
         }
         for label, view in views.items():
-            assert type(view) is ServiceView, label
+            assert issubclass(type(view), ServiceView), label  # its class's view class
             assert isinstance(view, ServiceView), label
             assert view.__class__ is type(unwrap(view)), label
         tools = unwrap(root.tools)
@@ -213,3 +213,50 @@ async def test_a_service_provided_anew_is_what_the_next_read_sees() -> None:
         root.provide("answer", [2])
         assert unwrap(root.answer) == [2]
         assert unwrap(first) == [1]  # a view read earlier keeps the value it was read for
+
+
+class Greeter:
+    """A service whose methods a test replaces while views of it are held."""
+
+    def hello(self) -> str:
+        return "hello"
+
+    @caller_aware
+    def who(self, *, caller: Context | None = None) -> str:
+        return "service" if caller is None else caller.describe()
+
+
+async def test_a_views_methods_are_the_services_current_ones() -> None:
+    """A view's fast method read (its class's view class) is live: it sees a method replaced
+    on the instance or on the class, and caller-aware methods still receive the caller."""
+    seen: dict[str, Any] = {}
+
+    def plugin(ctx: Context) -> None:
+        seen["ctx"] = ctx
+
+    plugin.inject = ["greeter"]  # type: ignore[attr-defined]
+    async with Context() as root:
+        greeter = Greeter()
+        withdraw = root.provide("greeter", greeter)
+        await root.plugin(plugin)
+        ctx = seen["ctx"]
+        assert ctx.greeter is ctx.greeter  # one view, kept as the context's attribute
+        assert ctx.greeter.hello() == "hello"
+        assert ctx.greeter.who() == ctx.describe()
+        greeter.hello = lambda: "replaced on the instance"  # type: ignore[method-assign]
+        assert ctx.greeter.hello() == "replaced on the instance"
+        del greeter.hello
+        original = Greeter.hello
+        try:
+            Greeter.hello = lambda self: "replaced on the class"  # type: ignore[method-assign]
+            assert ctx.greeter.hello() == "replaced on the class"
+        finally:
+            Greeter.hello = original  # type: ignore[method-assign]
+        assert ctx.greeter.hello() == "hello"
+        assert root.greeter.hello() == "hello"
+        await withdraw()  # the kept attributes go with the service
+        with pytest.raises(AttributeError, match="service 'greeter' is not available"):
+            root.greeter  # noqa: B018
+        assert root.get("greeter") is None
+        with pytest.raises(ContextDisposed):  # its plugin unloaded with what it required
+            ctx.greeter  # noqa: B018
