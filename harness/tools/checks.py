@@ -204,33 +204,53 @@ def flat_acceptor(checks: dict[str, Check], required: tuple[str, ...]) -> Accept
     all), each valid JSON as :func:`jsonvalue.problem` judges it (a finite float, an ASCII
     string) and of a type the property surely accepts. A dict with a key the spec does not
     name gets False: the full check judges it. None when the properties are not all plain
-    scalars under ASCII names: such objects always take the full check."""
+    scalars under ASCII names: such objects always take the full check.
+
+    The acceptor is every call's validation, so it is written out for its spec (as
+    ``dataclasses`` writes ``__init__``): one straight run of tests, a property after
+    another, with no loop and no per-property call. The property names reach the code as
+    variables (``k0``, ``k1``...), never as source text.
+    """
     if not checks or not all(c in _EXACT and key.isascii() for key, c in checks.items()):
         return None
     needed = frozenset(required)
-    items = tuple(
-        (key, _EXACT[c] if key in needed else (*_EXACT[c], _Missing)) for key, c in checks.items()
-    )
-    isfinite = math.isfinite
-
-    def accepts(args: dict[str, Any]) -> bool:
-        present = 0
-        for key, types in items:
-            value = args.get(key, _MISSING)
-            kind = type(value)
-            if kind not in types:
-                return False
-            if kind is _Missing:
-                continue
-            present += 1
-            if kind is str:
-                if not value.isascii():
-                    return False
-            elif kind is float and not isfinite(value):
-                return False
-        return present == len(args)  # nothing but the named properties
-
+    namespace: dict[str, Any] = {"M": _MISSING, "isfinite": math.isfinite}
+    lines = ["def accepts(args):", "    get = args.get"]
+    optional = False
+    for index, (key, check) in enumerate(checks.items()):
+        namespace[f"k{index}"] = key
+        lines.append(f"    v = get(k{index}, M)")
+        indent = "    "
+        if key not in needed:
+            optional = True
+            lines += ["    if v is not M:", "        present += 1"]
+            indent = "        "
+        lines += [indent + line for line in _ACCEPTED[check]]
+    if optional:
+        lines.insert(2, "    present = 0")
+        lines.append(f"    return len(args) == {len(needed)} + present")
+    else:
+        lines.append(f"    return len(args) == {len(checks)}")
+    exec(compile("\n".join(lines), "<harness acceptor>", "exec"), namespace)
+    accepts: Acceptor = namespace["accepts"]
     return accepts
+
+
+_ACCEPTED: dict[Check, tuple[str, ...]] = {
+    _string: ("if type(v) is not str or not v.isascii():", "    return False"),
+    _number: (
+        "t = type(v)",
+        "if t is float:",
+        "    if not isfinite(v):",
+        "        return False",
+        "elif t is not int:",
+        "    return False",
+    ),
+    _integer: ("if type(v) is not int:", "    return False"),
+    _boolean: ("if type(v) is not bool:", "    return False"),
+    _null: ("if v is not None:", "    return False"),
+}
+"""The source of :func:`flat_acceptor`'s test of one property (``v``), by its check."""
 
 
 def one_of_check(options: list[Check]) -> Check:
