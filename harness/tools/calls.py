@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from .render import default_text
+
 ErrorCode = Literal[
     "unknown_tool",
     "invalid_args",
@@ -78,22 +80,63 @@ class Pending:
     data: Any = None
 
 
-@dataclass(slots=True)
+DEFAULT_TEXT: Any = type("DefaultText", (), {"__repr__": lambda self: "DEFAULT_TEXT"})()
+"""A result's ``content`` before it is read, when it is the value's default text: the kernel
+leaves a plain scalar's rendering to the first reader (most in-process callers read
+``result`` only). Not part of the API; ``content`` never returns it."""
+
+
 class ToolResult:
-    """The outcome of one call: a canonical value and its rendering, or an error."""
+    """The outcome of one call: a canonical value and its rendering, or an error.
+
+    A class with slots, compared and shown as a dataclass of its fields would be (``pending``
+    left out of both). ``content`` is read as an attribute; for a plain scalar the kernel
+    makes it on first read (the same blocks, made once).
+    """
+
+    __slots__ = ("_content", "code", "error", "id", "name", "pending", "result")
+    __match_args__ = ("id", "name", "result", "content", "error", "code", "pending")
 
     id: str
     name: str
-    result: Any = None
+    result: Any
     """The canonical value (what programs consume); None on failure."""
-    content: list[dict[str, Any]] = field(default_factory=list)
-    """The rendered content blocks (what people and models read)."""
-    error: str | None = None
+    error: str | None
     """A message a model can act on; None on success."""
-    code: ErrorCode | None = None
+    code: ErrorCode | None
     """None on success, else one of :data:`ERROR_CODES`."""
-    pending: Pending | None = field(default=None, repr=False, compare=False)
+    pending: Pending | None
     """With code ``approval_pending``: the approval question, to answer in a later request."""
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        result: Any = None,
+        content: list[dict[str, Any]] | None = None,
+        error: str | None = None,
+        code: ErrorCode | None = None,
+        pending: Pending | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.result = result
+        self._content = [] if content is None else content
+        self.error = error
+        self.code = code
+        self.pending = pending
+
+    @property
+    def content(self) -> list[dict[str, Any]]:
+        """The rendered content blocks (what people and models read)."""
+        content = self._content
+        if content is DEFAULT_TEXT:
+            content = self._content = [{"type": "text", "text": default_text(self.result)}]
+        return content
+
+    @content.setter
+    def content(self, blocks: list[dict[str, Any]]) -> None:
+        self._content = blocks
 
     @property
     def ok(self) -> bool:
@@ -110,12 +153,31 @@ class ToolResult:
         return {
             "id": self.id,
             "name": self.name,
-            "ok": self.ok,
+            "ok": self.code is None,
             "result": self.result,
             "content": self.content,
             "error": self.error,
             "code": self.code,
         }
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.id, self.name, self.result, self.content, self.error, self.code)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolResult(id={self.id!r}, name={self.name!r}, result={self.result!r}, "
+            f"content={self.content!r}, error={self.error!r}, code={self.code!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled (the Ray executor) with its content
+        return (ToolResult, (*self._fields(), self.pending))
 
 
 @dataclass(frozen=True, slots=True)

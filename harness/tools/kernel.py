@@ -38,7 +38,7 @@ from ..service import unwrap
 from . import jsonvalue, traces
 from .approval import Approved, Denied, Inherited, Pending, decide
 from .approvals import Approvals
-from .calls import Ask, Deny, ToolCall, ToolResult
+from .calls import DEFAULT_TEXT, Ask, Deny, ToolCall, ToolResult
 from .deadline import Later, running_loop, start
 from .define import OutputMismatch, ToolDefinition, unchecked
 from .jsonvalue import is_json
@@ -236,18 +236,14 @@ def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
     try:
         check = tool.check_output
         canonical = value if check is unchecked else check(value)
-        if tool.render is None:  # the usual scalars read as text at once (render.default_text)
-            kind = type(canonical)
-            if kind is float and _isfinite(canonical):
-                text = repr(canonical)
-            elif kind is str and canonical.isascii():
-                text = canonical
-            elif kind is int:
-                text = str(canonical)
-            else:
-                text = None
-            if text is not None:
-                return ToolResult(call.id, call.name, canonical, [{"type": "text", "text": text}])
+        if tool.render is None:  # the usual scalars are JSON as they are: their default
+            kind = type(canonical)  # text is made when content is first read
+            if (
+                kind is int
+                or (kind is float and _isfinite(canonical))
+                or (kind is str and canonical.isascii())
+            ):
+                return ToolResult(call.id, call.name, canonical, DEFAULT_TEXT)
         if not is_json(canonical):
             raise OutputMismatch(f"the result is not valid JSON: {jsonvalue.problem(canonical)}")
         content = render(tool.render, canonical)
