@@ -160,3 +160,51 @@ def test_the_acceptor_says_no_to_every_kind_of_trouble() -> None:
 )
 def test_no_acceptor_for_properties_exact_types_cannot_judge(parameters: Any) -> None:
     assert compile_parameters(parameters, "parameters")[2] is None
+
+
+def test_property_names_never_reach_the_acceptors_source() -> None:
+    """The acceptor is written out for its spec; a hostile property name (a tool's schema may
+    come from an upstream MCP server) is a value it compares, never code it runs."""
+    hostile = [
+        '"); import os; os._exit(1); ("',
+        "a\nreturn True",
+        "k0",
+        "M",
+        "args",
+        "__import__('os').system('false')",
+    ]
+    parameters = {key: {"type": "string", "required": True} for key in hostile}
+    _, check, accepts = compile_parameters(parameters, "parameters")
+    assert accepts is not None
+    args = {key: key for key in hostile}
+    assert accepts(args) is True
+    assert check(args) is None
+    assert accepts({**args, hostile[0]: 1}) is False
+    assert accepts({key: key for key in hostile[1:]}) is False
+
+
+@pytest.mark.anyio
+async def test_a_scalar_results_text_is_made_on_first_read_and_kept() -> None:
+    """The kernel leaves a plain scalar's text to the first reader: the blocks are the same as
+    made at once, one list on every read, and a pickled or compared result carries them."""
+    import pickle
+
+    from harness import ToolResult
+
+    async def give(args: dict[str, Any]) -> Any:
+        return [3.5, 7, "text"][args["i"]]
+
+    tool = define_tool(
+        name="give", description="g", parameters={"i": {"type": "integer"}}, execute=give
+    )
+    results = await run_calls([ToolCall(str(i), "give", {"i": i}) for i in range(3)], tool)
+    for result, text in zip(results, ["3.5", "7", "text"], strict=True):
+        again = pickle.loads(pickle.dumps(result))
+        assert again.content == [{"type": "text", "text": text}]
+        assert result.content is result.content
+        assert result.content == [{"type": "text", "text": text}]
+        assert again == result
+        assert result == ToolResult(result.id, "give", result.result, result.content)
+        assert "content=[{'type': 'text', 'text': " in repr(result)
+        assert result.to_dict()["content"] == [{"type": "text", "text": text}]
+    assert ToolResult("1", "x").content == []
