@@ -85,6 +85,31 @@ def test_anyio_scope_records_still_feed_the_fast_cancel_check() -> None:
 
 
 @pytest.mark.anyio
+async def test_the_running_task_is_read_as_asyncio_reads_it(anyio_backend: str) -> None:
+    """On Python 3.11 the running task is read from asyncio's own table (what its Python
+    ``current_task`` does); the answer is ``current_task()``'s, in tasks of every kind."""
+    import asyncio
+    import sys
+
+    from harness.tools import scopes
+
+    if sys.version_info < (3, 12):
+        assert scopes._TASKS is asyncio.tasks._current_tasks, "asyncio 3.11 changed"  # type: ignore[attr-defined]
+    loop = asyncio.get_running_loop()
+    seen: list[bool] = []
+
+    async def child() -> None:
+        await asyncio.sleep(0)
+        seen.append(scopes._current_task(loop) is asyncio.current_task())
+
+    assert scopes._current_task(loop) is asyncio.current_task()
+    await asyncio.gather(child(), child())
+    async with anyio.create_task_group() as group:
+        group.start_soon(child)
+    assert seen == [True, True, True]
+
+
+@pytest.mark.anyio
 async def test_the_fast_cancel_check_agrees_with_anyio(anyio_backend: str) -> None:
     from harness.tools.deadline import running_loop
     from harness.tools.scopes import caller_cancelled
