@@ -38,6 +38,31 @@ NO_MODEL = (
 MAX_TEXT = 200_000
 
 
+def no_agent(entries: list[dict[str, Any]]) -> str:
+    """Why there is nobody to chat with: no agent entry (:data:`NO_MODEL`), or the agent
+    entry that is there, what state it is in and why (``GET /api/plugins``'s entries)."""
+    found = [entry for entry in entries if entry.get("name") == "harness:agent"]
+    if not found:
+        return NO_MODEL
+    entry = found[0]
+    where = f"the agent entry {entry['id']!r} in cordis.yml"
+    if entry["state"] == "disabled":
+        return (
+            f"{where} is switched off: switch it on in Plugins (or remove its `~` or "
+            "`enabled: false`); Plugins and Tools work without"
+        )
+    problems = [problem["message"] for problem in entry.get("problems", [])]
+    why = entry.get("error") or "; ".join(problems)
+    if not why:
+        why = "it waits for a service it needs"
+    if "llm" in why:
+        why += " (an `llm` provider entry: `harness:openai` or `harness:anthropic`, docs/agent.md)"
+    return (
+        f"{where} is {entry['state']}, not running: {why}. Fix the entry (Plugins and "
+        "`harness check` show where); Plugins and Tools work without"
+    )
+
+
 async def settle(value: Any) -> Any:
     """Await ``value`` when the agent's API returned an awaitable."""
     if inspect.isawaitable(value):
@@ -69,7 +94,9 @@ def session_routes(
             return fail(404, f"no session has id {session_id!r} ({exc})")
 
     def unavailable() -> JSONResponse:
-        return JSONResponse({"error": NO_MODEL, "configure": True}, status_code=503)
+        return JSONResponse(
+            {"error": no_agent(console.plugins()), "configure": True}, status_code=503
+        )
 
     async def listing(request: Request) -> Response:
         if agent() is None:

@@ -91,7 +91,7 @@ def test_switching_an_entry_edits_the_config_and_the_tools_follow(
     assert same_page(page)
     page.get_by_role("link", name="Chat").click()
     notice = page.get_by_role("note")
-    notice.get_by_text("No model configured").wait_for()
+    notice.get_by_text("No agent to chat with").wait_for()
     assert "harness:openai" in notice.inner_text()
     assert page.get_by_role("button", name="Send").is_hidden()
 

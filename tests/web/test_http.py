@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -261,6 +262,30 @@ def test_chat_says_what_to_configure_without_a_model(served: Served) -> None:
     assert answer.status_code == 503
     assert answer.json()["configure"] is True
     assert "harness:openai" in answer.json()["error"]
+
+
+def test_chat_says_why_an_agent_entry_that_is_there_does_not_run(tmp_path: Path) -> None:
+    """An agent entry without a model waits for `llm`: the notice names the entry and what it
+    waits for (not "add an agent"), and once the entry is switched off it says so."""
+    config = make_project(tmp_path, "  - id: agent\n    name: harness:agent\n")
+    server = Served(config)
+    try:
+        answer = httpx2.get(server.base + "api/sessions")
+        assert answer.status_code == 503
+        message = answer.json()["error"]
+        assert "the agent entry 'agent' in cordis.yml is pending, not running" in message
+        assert "'llm'" in message
+        assert "harness:openai" in message
+        assert "add an `llm` provider" not in message
+        switched = httpx2.post(server.base + "api/plugins/agent/disable", json={})
+        assert switched.status_code == 200
+        off = "the agent entry 'agent' in cordis.yml is switched off"
+        deadline = time.monotonic() + 20  # the switch is applied as a reload of the config
+        while off not in (message := httpx2.get(server.base + "api/sessions").json()["error"]):
+            assert time.monotonic() < deadline, message
+            time.sleep(0.05)
+    finally:
+        server.close()
 
 
 def test_token_beyond_loopback(tmp_path: Path) -> None:

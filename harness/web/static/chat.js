@@ -46,7 +46,7 @@ export class ChatView {
       this.body.hidden = false;
     } catch (error) {
       if (error.status === 503) {
-        this.notice.replaceChildren(el("h3", { text: "No model configured" }), el("p", { text: error.message }));
+        this.notice.replaceChildren(el("h3", { text: "No agent to chat with" }), el("p", { text: error.message }));
         this.notice.hidden = false;
         this.body.hidden = true;
         return;
