@@ -63,7 +63,8 @@ class Pool:
         """A session for one program, type-checked against ``stubs``."""
         config = self.config
         limits: monty.ResourceLimits = {
-            "max_feed_duration_secs": config.timeout,
+            # The program's clock (paused for approvals) ends it first: a backstop.
+            "max_feed_duration_secs": config.timeout + 1,
             "max_memory": config.max_memory,
             "max_recursion_depth": config.max_recursion,
             # Every call is a suspension, and so is each wait on its future: the host counts
