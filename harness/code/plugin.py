@@ -7,23 +7,28 @@ call a program makes is a new :class:`~harness.tools.calls.ToolCall` whose ``par
 own timeout, like any other. The registry is read at each call, so a tool reloaded while a
 program runs answers the program's next call in its new version. ``code/call (call)`` and
 ``code/result (call, result, duration_ms)`` are emitted around each inner call (the agent
-records them in the session, so people see nested cards live).
+records them in the session, so people see nested cards live). The program's ``timeout``
+is its own clock (:mod:`.clock`), paused while one of its calls waits for an approval; the
+tool's pipeline timeout is only a backstop beyond every approval it could wait for.
 """
 
 from __future__ import annotations
 
 import contextvars
 import fnmatch
+import math
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..tools.approvals import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.define import ToolDefinition, define_tool
+from .clock import Clock
 from .config import CodeConfig, show_size
 from .pool import Pool
-from .program import Program
+from .program import Program, ProgramFailed
 from .results import CallRecord, blocks, canonical, plain
 from .stubs import positional, stubs
 
@@ -67,6 +72,10 @@ class CodeTool:
         self._dispose: Callable[[], None] | None = None
         self._shown: dict[int, tuple[Any, str, list[CallRecord]]] = {}
         """Values being rendered → (value, program, calls): render gets the value only."""
+        self._clocks: dict[tuple[str | None, str], Clock] = {}
+        """(session, inner call id) → the clock of the program that call belongs to."""
+        self._timed_out: set[int] = set()
+        """The run_code calls (by ``id``) whose program's clock ran out."""
 
     # -- the registry ----------------------------------------------------------------------
 
@@ -129,21 +138,42 @@ class CodeTool:
             },
             output={"render": self.render},
             execute=self.execute,
-            timeout=config.timeout,
+            timeout=self.backstop(),
             annotations={"read_only": False, "open_world": True},
         )
+
+    def backstop(self) -> float:
+        """The pipeline's timeout for run_code: the program's, plus an approval wait per call
+        (the program's own clock ends it first; this only bounds a clock that never could)."""
+        approvals = getattr(self.ctx.tools, "approvals", None)
+        wait = getattr(approvals, "timeout", APPROVAL_TIMEOUT)
+        wait = wait if isinstance(wait, int | float) and math.isfinite(wait) else 86400.0
+        return self.config.timeout + self.config.max_calls * wait
 
     # -- running ---------------------------------------------------------------------------
 
     async def around(self, call: ToolCall, next: Callable[[], Awaitable[ToolResult]]) -> Any:
-        """``tools/execute``: remember which run_code call the body below runs for."""
+        """``tools/execute``: remember which run_code call the body below runs for; a program
+        whose clock ran out ends ``timeout``, as a tool past its pipeline timeout does."""
         if call.name != RUN_CODE:
             return await next()
         token = _current.set(call)
         try:
-            return await next()
+            result = await next()
         finally:
             _current.reset(token)
+        if id(call) in self._timed_out:
+            self._timed_out.discard(id(call))
+            return ToolResult.failure(
+                call, "timeout", f"Tool {RUN_CODE} timed out after {self.config.timeout:g} seconds"
+            )
+        return result
+
+    def approval(self, kind: str, fields: dict[str, Any]) -> None:
+        """``approval/request`` and ``approval/decided``: pause and restart programs' clocks."""
+        clock = self._clocks.get((fields.get("session"), fields.get("call_id", "")))
+        if clock is not None:
+            clock.pause() if kind == "approval/request" else clock.resume()
 
     async def execute(self, args: dict[str, Any]) -> dict[str, Any]:
         code = args["code"]
@@ -151,24 +181,35 @@ class CodeTool:
         records: list[CallRecord] = []
 
         async def inner(tool: str, arguments: dict[str, Any]) -> ToolResult:
-            return await self._inner(parent, records, tool, arguments)
+            return await self._inner(parent, records, clock, tool, arguments)
 
         parallel = self.config.max_parallel or self.ctx.tools.config.max_parallel
         tools = self.ctx.tools
         known = frozenset(name for name in tools.list() if self.allows(name))
-        async with self.pool.session(self.stubs()) as session:
-            program = Program(
-                session, self.config, inner, partial(self.lookup, known=known), parallel
-            )
-            value = await program.run(code)
-            result = canonical(program.output, value, records)
+        clock = Clock(self.config.timeout)
+        result: dict[str, Any] | None = None
+        with clock.scope:
+            async with self.pool.session(self.stubs()) as session:
+                program = Program(
+                    session, self.config, inner, partial(self.lookup, known=known), parallel
+                )
+                value = await program.run(code)
+                result = canonical(program.output, value, records)
+        if result is None:  # the clock ran out: the scope was cancelled
+            self._timed_out.add(id(parent))
+            raise ProgramFailed(f"Tool {RUN_CODE} timed out after {self.config.timeout:g} seconds")
         if len(self._shown) > 64:
             self._shown.pop(next(iter(self._shown)))
         self._shown[id(result)] = (result, code, records)
         return result
 
     async def _inner(
-        self, parent: ToolCall, records: list[CallRecord], tool: str, args: dict[str, Any]
+        self,
+        parent: ToolCall,
+        records: list[CallRecord],
+        clock: Clock,
+        tool: str,
+        args: dict[str, Any],
     ) -> ToolResult:
         call = ToolCall(
             f"{parent.id}/{len(records) + 1}", tool, args, parent=parent.id, session=parent.session
@@ -177,7 +218,12 @@ class CodeTool:
         records.append(record)
         self.ctx.emit("code/call", call)
         began = time.perf_counter()
-        result: ToolResult = await self.ctx.tools.execute(call)
+        key = (call.session, call.id)
+        self._clocks[key] = clock
+        try:
+            result: ToolResult = await self.ctx.tools.execute(call)
+        finally:
+            self._clocks.pop(key, None)
         if result.code == "approval_pending":
             # The approver answers in a later request (an MCP 2026-07-28 round trip): a
             # program cannot wait across requests, so the call is refused, saying why.
@@ -206,4 +252,6 @@ async def apply(ctx: Context, config: CodeConfig) -> None:
     tool = CodeTool(ctx, config, pool)
     ctx.on("tools/execute", tool.around)
     ctx.on("tools/change", tool.changed)
+    ctx.on("approval/request", partial(tool.approval, "approval/request"))
+    ctx.on("approval/decided", partial(tool.approval, "approval/decided"))
     tool.register()

@@ -2,21 +2,27 @@
 
 Monty runs each program in a worker subprocess (a crash there costs that program, never the
 host, and the pool replaces the worker). Its async pool is bound to asyncio, so harness uses
-the synchronous pool and runs each step (start, resume) in a worker thread: that works on
-asyncio and trio alike. A step may be busy in sandboxed code for as long as the program
-computes; when the caller is cancelled (or the wall clock runs out) the worker process is
-killed, which ends that step at once, and the pool starts a fresh worker.
+the synchronous pool and runs each step (start, resume) in a thread of the session's own,
+which hands the answer back to the event loop with the loop's thread-safe callback: that
+works on asyncio and trio alike, and costs a third of a generic worker-thread hop (a step is
+paid once or twice per tool call). A step may be busy in sandboxed code for as long as the
+program computes; when the caller is cancelled (or the wall clock runs out) the worker
+process is killed, which ends that step at once, and the pool starts a fresh worker.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import queue
 import signal
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 import pydantic_monty as monty
 
 from .config import CodeConfig
@@ -37,7 +43,8 @@ class Pool:
             request_timeout=config.timeout + 10,
         )
         self._slots = anyio.Semaphore(config.workers)
-        self._threads = anyio.CapacityLimiter(config.workers)
+        self.steps = 0
+        """Steps run so far, by every session: each is one hop to a thread and back."""
         self._started = False
 
     async def start(self) -> None:
@@ -56,7 +63,8 @@ class Pool:
         """A session for one program, type-checked against ``stubs``."""
         config = self.config
         limits: monty.ResourceLimits = {
-            "max_feed_duration_secs": config.timeout,
+            # The program's clock (paused for approvals) ends it first: a backstop.
+            "max_feed_duration_secs": config.timeout + 1,
             "max_memory": config.max_memory,
             "max_recursion_depth": config.max_recursion,
             # Every call is a suspension, and so is each wait on its future: the host counts
@@ -81,15 +89,22 @@ class Session:
         self.monty = checkout
         self._pid: int | None = None
         self._entered = False
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._soon: Callable[[Callable[[], object]], object] | None = None
         self.killed = False
 
     async def __aenter__(self) -> Session:
         await self._pool._slots.acquire()
         try:
+            native: Any = anyio.lowlevel.current_token().native_token
+            # asyncio's loop, or trio's token: both call back into the loop from any thread.
+            self._soon = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon
+            threading.Thread(target=self._serve, name="harness-code-step", daemon=True).start()
             await self.step(self.monty.__enter__)
             self._entered = True
             self._pid = self.monty.worker_pid
         except BaseException:
+            self._jobs.put(None)
             self._pool._slots.release()
             raise
         return self
@@ -99,26 +114,43 @@ class Session:
             if self._entered:
                 # Bounded even if a killed worker's step is still unwinding in its thread.
                 with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                    await anyio.to_thread.run_sync(
-                        self.monty.__exit__,
-                        None,
-                        None,
-                        None,
-                        abandon_on_cancel=True,
-                        limiter=self._pool._threads,
-                    )
+                    await self.step(self.monty.__exit__, None, None, None)
         finally:
+            self._jobs.put(None)
             self._pool._slots.release()
 
+    def _serve(self) -> None:
+        """The session's thread: run the steps it is handed, one at a time, until None."""
+        while (job := self._jobs.get()) is not None:
+            job()
+
     async def step(self, function: Callable[..., T], *args: Any) -> T:
-        """Run one blocking Monty call in a thread; a cancelled caller kills the worker."""
+        """Run one blocking Monty call in the session's thread; a cancelled caller kills the
+        worker."""
+        self._pool.steps += 1
+        done = anyio.Event()
+        outcome: list[Any] = []
+        soon = self._soon
+        assert soon is not None
+
+        def job() -> None:
+            try:
+                outcome.append(function(*args))
+            except BaseException as exc:
+                outcome.append(exc)
+                outcome.append(None)  # two items: it raised
+            with contextlib.suppress(RuntimeError):  # the event loop has closed meanwhile
+                soon(done.set)
+
+        self._jobs.put(job)
         try:
-            return await anyio.to_thread.run_sync(
-                function, *args, abandon_on_cancel=True, limiter=self._pool._threads
-            )
+            await done.wait()
         except anyio.get_cancelled_exc_class():
             self.kill()
             raise
+        if len(outcome) == 2:
+            raise outcome[0]
+        return outcome[0]  # type: ignore[no-any-return]
 
     def kill(self) -> None:
         """End the worker process now: a running step fails, the pool replaces the worker."""

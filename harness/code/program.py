@@ -136,6 +136,12 @@ class Program:
                 )
             if problem is not None:
                 return await step(snapshot.resume, problem)
+            if snapshot.allow_eager_await:
+                # Awaited at once, with no other sandbox task able to run: the program can
+                # only wait for this call, so the host runs it first and hands the sandbox
+                # its future and the result in one step instead of two.
+                settled = await self._settle(target, args)
+                return await step(self._resume_settled, snapshot, settled)
             group.start_soon(self._run_call, snapshot.call_id, target, args)
             return await step(snapshot.resume, {"future": ...})
         if isinstance(snapshot, monty.FutureSnapshot):
@@ -152,18 +158,37 @@ class Program:
             return await step(snapshot.resume)
         raise ProgramFailed(f"the sandbox stopped at an unexpected point ({snapshot!r})")
 
-    async def _run_call(self, call_id: int, name: str, args: dict[str, Any]) -> None:
-        async with self._slots:
+    def _resume_settled(
+        self, snapshot: monty.FunctionSnapshot, settled: monty.ExternalSettledResult
+    ) -> Any:
+        """In the session's thread: answer a call with its future, then the future."""
+        call_id = snapshot.call_id
+        waiting = snapshot.resume({"future": ...})
+        if isinstance(waiting, monty.FutureSnapshot) and call_id in waiting.pending_call_ids:
+            return waiting.resume({call_id: settled})
+        self._settled[call_id] = settled  # not awaited after all: the wait finds it settled
+        return waiting
+
+    async def _settle(self, name: str, args: dict[str, Any]) -> monty.ExternalSettledResult:
+        """Run one call (within max_parallel): its value, or the exception it raises."""
+        try:
+            self._slots.acquire_nowait()  # a free slot costs no pass through the event loop
+        except anyio.WouldBlock:
+            await self._slots.acquire()
+        try:
             result = await self.call(name, args)
+        finally:
+            self._slots.release()
         if result.ok:
-            settled: monty.ExternalSettledResult = {"return_value": result.result}
-        else:
-            code = result.code or "tool_error"
-            settled = {
-                "exc_type": EXCEPTIONS.get(code, "RuntimeError"),
-                "message": f"{code}: {result.error}",
-            }
-        self._settled[call_id] = settled
+            return {"return_value": result.result}
+        code = result.code or "tool_error"
+        return {
+            "exc_type": EXCEPTIONS.get(code, "RuntimeError"),
+            "message": f"{code}: {result.error}",
+        }
+
+    async def _run_call(self, call_id: int, name: str, args: dict[str, Any]) -> None:
+        self._settled[call_id] = await self._settle(name, args)
         self._wake.set()
 
     def _runtime_message(self, exc: monty.MontyRuntimeError) -> str:

@@ -1,28 +1,27 @@
-"""Upstream tools as registry tools of their entry, kept in step with the server's list."""
+"""Upstream tools as registry tools of their entry, kept in step with the server's list.
+
+A mounted tool's body forwards its call upstream (:meth:`Mount.call`); its answer comes back
+through :mod:`.results`, questions the server asks meanwhile through :mod:`.elicitation`.
+"""
 
 from __future__ import annotations
 
-import contextvars
-import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import anyio
 import mcp_types as types
 import pydantic
 from mcp.shared.exceptions import MCPError
 
 from ..context import Context
 from ..errors import ContextDisposed, ToolConflict
-from ..tools.approval import Approved, decide
-from ..tools.calls import ToolCall
-from ..tools.define import OutputMismatch, ToolAnnotations, ToolDefinition
-from ..tools.render import default_text
+from ..tools.define import ToolAnnotations, ToolDefinition
 from .config import GatewayConfig
+from .elicitation import Elicitations
+from .failures import TooLarge, Unavailable
 from .names import mount_name, selected
-from .results import UpstreamToolError, convert
+from .results import Invalid, Reply, UpstreamToolError, check_output, convert, render
 from .schema import (
     UnusableSchema,
     bound_description,
@@ -30,35 +29,7 @@ from .schema import (
     input_schema,
     output_schema,
 )
-from .upstream import Connection, TooLarge, Unavailable
-
-_rendered: contextvars.ContextVar[tuple[Any, list[dict[str, Any]]] | None] = contextvars.ContextVar(
-    "harness_gateway_rendered", default=None
-)
-_ids = itertools.count(1)
-
-
-@dataclass(frozen=True, slots=True)
-class _Reply:
-    """What a mounted tool's body returns: the canonical value and the upstream's blocks."""
-
-    value: Any
-    blocks: list[dict[str, Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Invalid:
-    """A body result the output check turns into ``invalid_output``."""
-
-    message: str
-
-
-@dataclass(eq=False)
-class _InFlight:
-    tool: str
-    args: dict[str, Any]
-    questions: Any = None
-    number: int = field(default_factory=lambda: next(_ids))
+from .upstream import Connection
 
 
 class Mount:
@@ -76,7 +47,7 @@ class Mount:
         """Upstream tools not mounted, with why (bad schema, name collision, ...)."""
         self.notes: dict[str, str] = {}
         """Mounted tools (registry name) changed on the way in (a description cut), with why."""
-        self._inflight: set[_InFlight] = set()
+        self.elicitations = Elicitations(ctx, connection.label)
 
     # -- the registry ----------------------------------------------------------------------
 
@@ -179,43 +150,26 @@ class Mount:
             parameters=parameters,
             execute=execute,
             output_schema=returns,
-            render=_render,
+            render=render,
             timeout=self.config.timeout,
             concurrency_safe=bool(marks.read_only),
             annotations=marks,
             bind=bind,
-            check_output=_check_output,
+            check_output=check_output,
             is_async=True,
         )
 
     # -- calls -----------------------------------------------------------------------------
 
-    async def call(self, name: str, upstream: str, args: dict[str, Any]) -> _Reply | _Invalid:
+    async def call(self, name: str, upstream: str, args: dict[str, Any]) -> Reply | Invalid:
         """Forward one validated call upstream (the local pipeline has run already)."""
         if self.config.elicitation == "approval" and self.ctx.get("approval") is not None:
-            record = _InFlight(name, args)
-            self._inflight.add(record)
-            failure: Exception | None = None
-            send, receive = anyio.create_memory_object_stream[Any](4)
-            record.questions = send
-            try:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(self._answer_questions, record, receive)
-                    try:
-                        reply = await self._forward(upstream, args)
-                    except Exception as exc:  # raised below, outside the group
-                        failure = exc
-                    finally:
-                        group.cancel_scope.cancel()
-            finally:
-                self._inflight.discard(record)
-                _close_questions(send, receive)
-            if failure is not None:
-                raise failure
-            return reply
+            return await self.elicitations.during(
+                name, args, partial(self._forward, upstream, args)
+            )
         return await self._forward(upstream, args)
 
-    async def _forward(self, upstream: str, args: dict[str, Any]) -> _Reply | _Invalid:
+    async def _forward(self, upstream: str, args: dict[str, Any]) -> Reply | Invalid:
         try:
             result = await self.connection.call(upstream, args)
         except (Unavailable, TooLarge) as exc:
@@ -227,116 +181,13 @@ class Mount:
                 "the server's answer is not a valid tools/call result"
             ) from None
         except RuntimeError as exc:  # the SDK's output-schema check of structuredContent
-            return _Invalid(str(exc))
+            return Invalid(str(exc))
         value, blocks = convert(result, self.config.max_result_bytes)
-        return _Reply(value, blocks)
-
-    # -- elicitation -----------------------------------------------------------------------
+        return Reply(value, blocks)
 
     async def elicit(self, params: types.ElicitRequestParams) -> types.ElicitResult:
-        """An upstream elicitation: ask the approval service from the call's own task."""
-        if len(self._inflight) == 1:
-            (record,) = self._inflight
-            reply_send, reply_receive = anyio.create_memory_object_stream[types.ElicitResult](1)
-            try:
-                await record.questions.send((params, reply_send))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                reply_send.close()
-                reply_receive.close()
-                return types.ElicitResult(action="decline")
-            with reply_receive:
-                try:
-                    return await reply_receive.receive()
-                except anyio.EndOfStream:
-                    return types.ElicitResult(action="decline")
-        return await self._ask(None, params)
-
-    async def _answer_questions(self, record: _InFlight, receive: Any) -> None:
-        async with receive:
-            async for params, reply in receive:
-                async with reply:
-                    await reply.send(await self._ask(record, params))
-
-    async def _ask(
-        self, record: _InFlight | None, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        decline = types.ElicitResult(action="decline")
-        approval = self.ctx.get("approval")
-        if approval is None or not isinstance(params, types.ElicitRequestFormParams):
-            return decline  # URL elicitation would need a browser: declined
-        schema = params.requested_schema
-        schema_dict = (
-            schema
-            if isinstance(schema, dict)
-            else schema.model_dump(mode="json", by_alias=True, exclude_none=True)
-        )
-        content = consent_content(schema_dict)
-        if content is None:
-            return decline
-        name = record.tool if record else self.connection.label
-        number = record.number if record else next(_ids)
-        call = ToolCall(
-            f"elicitation-{number}",
-            name,
-            {
-                "message": params.message,
-                "requested": schema_dict,
-                "call": record.args if record else None,
-            },
-        )
-        reason = f"{self.connection.label} asks: {params.message}"
-        answer = await decide(approval, call, reason)
-        if isinstance(answer, Approved):
-            return types.ElicitResult(action="accept", content=content)
-        return decline
-
-
-def _close_questions(send: Any, receive: Any) -> None:
-    send.close()
-    while True:  # questions nobody answered: their askers get a decline (end of stream)
-        try:
-            _, reply = receive.receive_nowait()
-        except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-            break
-        reply.close()
-    receive.close()
-
-
-def consent_content(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer to a form when a person approves: defaults, and ``true`` for yes/no fields.
-
-    None when the form asks for something only a person could type (a required field that
-    has no default and is not a boolean): harness then declines.
-    """
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
-    content: dict[str, Any] = {}
-    for key, node in properties.items():
-        node = node if isinstance(node, dict) else {}
-        if "default" in node:
-            content[key] = node["default"]
-        elif node.get("type") == "boolean":
-            content[key] = True
-        elif key in required:
-            return None
-    return content
-
-
-def _check_output(value: Any) -> Any:
-    if isinstance(value, _Invalid):
-        raise OutputMismatch(value.message)
-    if isinstance(value, _Reply):
-        _rendered.set((value.value, value.blocks))
-        return value.value
-    return value
-
-
-def _render(value: Any) -> list[dict[str, Any]]:
-    stash = _rendered.get()
-    if stash is not None and stash[0] is value:
-        _rendered.set(None)
-        return stash[1]
-    return [{"type": "text", "text": default_text(value)}]
+        """An upstream elicitation (see :mod:`.elicitation`)."""
+        return await self.elicitations.elicit(params)
 
 
 def _fingerprint(tool: types.Tool) -> str:

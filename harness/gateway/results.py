@@ -9,18 +9,66 @@ Blocks: ``text`` → ``{"type": "text", "text"}``; ``image`` and ``audio`` → `
 "mime_type"}`` (base64); ``resource_link`` → ``{"type": "resource_link", "uri", "name"[,
 "mime_type", "description", "title"]}``; an embedded ``resource`` → ``{"type": "resource",
 "uri"[, "mime_type"], "text" | "data"}``. A result larger than ``max_result_bytes`` is refused.
+
+A mounted tool's body returns a :class:`Reply` (value and blocks); :func:`check_output`
+hands the value on and keeps the blocks for :func:`render`, so the caller sees the upstream's
+blocks as they were.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 
+from ..tools.define import OutputMismatch
+from ..tools.render import default_text
+
+_rendered: contextvars.ContextVar[tuple[Any, list[dict[str, Any]]] | None] = contextvars.ContextVar(
+    "harness_gateway_rendered", default=None
+)
+
 
 class UpstreamToolError(Exception):
     """Raised for an upstream result with ``isError: true``, or one harness refuses."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a mounted tool's body returns: the canonical value and the upstream's blocks."""
+
+    value: Any
+    blocks: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """A body result the output check turns into ``invalid_output``."""
+
+    message: str
+
+
+def check_output(value: Any) -> Any:
+    """A mounted tool's output check: a :class:`Reply`'s value (its blocks kept for
+    :func:`render`), an :class:`Invalid`'s message as the mismatch."""
+    if isinstance(value, Invalid):
+        raise OutputMismatch(value.message)
+    if isinstance(value, Reply):
+        _rendered.set((value.value, value.blocks))
+        return value.value
+    return value
+
+
+def render(value: Any) -> list[dict[str, Any]]:
+    """A mounted tool's render: the upstream's own blocks for the value just checked."""
+    stash = _rendered.get()
+    if stash is not None and stash[0] is value:
+        _rendered.set(None)
+        return stash[1]
+    return [{"type": "text", "text": default_text(value)}]
 
 
 def convert(result: types.CallToolResult, limit: int) -> tuple[Any, list[dict[str, Any]]]:

@@ -6,20 +6,19 @@ the initialize handshake, lists the tools, and then waits: an upstream
 ``notifications/tools/list_changed`` re-lists, the end of the transport (the process exited,
 the HTTP server went away) ends the connection with a message saying what happened.
 
-Between the transport and the SDK session sits :class:`~.watch.WatchedStream`: it notices the end of
-the stream, turns ``tools/list_changed`` into one coalesced re-list, and passes at most
-``max_notifications`` other notifications a second (the rest are dropped and counted).
+The transport itself (the server process and its stderr, or the HTTP client) is opened by
+:mod:`.transport`; what goes wrong is said by :mod:`.failures`. Between the transport and the
+SDK session sits :class:`~.watch.WatchedStream`: it notices the end of the stream, turns
+``tools/list_changed`` into one coalesced re-list, and passes at most ``max_notifications``
+other notifications a second (the rest are dropped and counted).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import os
-import threading
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -29,20 +28,17 @@ import httpx2
 import mcp_types as types
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
-from .http import capping_hook
-from .preflight import server_cwd, static_problem
-from .stdio import stdio_transport
+from .failures import TooLarge, Unavailable, explain, short, transport_error
+from .transport import Transport
 from .watch import WatchedStream
 
 ElicitFn = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 LIST_PAGES = 100
 """tools/list pages read at most (a server that paginates forever cannot hang harness)."""
-STDERR_LINES = 20
 RELIST_INTERVAL = 0.5
 """Seconds between the starts of two re-lists (the first after a quiet spell is at once)."""
 
@@ -85,8 +81,7 @@ class Connection:
         self._relist = False
         self._lost: str | None = None
         self._stopping = False
-        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
-        self._stderr_done = threading.Event()
+        self._transport = Transport(config, base_dir, self.caps, logger, label)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -97,7 +92,7 @@ class Connection:
             with self._scope:
                 self._scope.deadline = anyio.current_time() + timeout
                 async with Client(
-                    self._transport(),
+                    self._watched_transport(),
                     mode="legacy",
                     cache=None,
                     message_handler=self._on_message,
@@ -118,8 +113,8 @@ class Connection:
         except Exception as exc:
             if self.config.command is not None:
                 # The server's last words may still be in its stderr pipe: read them first.
-                await anyio.to_thread.run_sync(self._stderr_done.wait, 5.0)
-            self.failure = self._with_stderr(self._explain(exc))
+                await anyio.to_thread.run_sync(self._transport.stderr.done.wait, 5.0)
+            self.failure = self._with_stderr(explain(exc, self.config, self._refused))
             self.logger.debug("%s: connection ended", self.label, exc_info=exc)
         finally:
             self.client = None
@@ -196,79 +191,16 @@ class Connection:
                     raise Unavailable(f"{self.label}: {self._refused}") from None
                 raise Unavailable(
                     f"{self.label} closed the connection while the call was running"
-                    + self._stderr_note()
+                    + self._transport.stderr.note()
                 ) from None
             raise
 
     # -- the transport ---------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
-        config = self.config
-        async with AsyncExitStack() as stack:
-            if config.command is not None:
-                read, write = await self._open_stdio(stack, config)
-            else:
-                assert config.url is not None
-                http = await stack.enter_async_context(
-                    httpx2.AsyncClient(
-                        headers={"accept-encoding": "identity", **config.headers},
-                        timeout=httpx2.Timeout(config.connect_timeout, read=300.0),
-                        event_hooks={"response": [capping_hook(self.caps)]},
-                    )
-                )
-                read, write = await stack.enter_async_context(
-                    streamable_http_client(
-                        config.url, http_client=http, max_sse_event_size=self.caps.largest
-                    )
-                )
+    async def _watched_transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        async with self._transport.open(self.refuse, self.request_relist) as (read, write):
             yield WatchedStream(read, self), write
-
-    async def _open_stdio(self, stack: AsyncExitStack, config: GatewayConfig) -> tuple[Any, Any]:
-        assert config.command is not None
-        static = static_problem(config, self.base_dir)
-        if static is not None:
-            raise Unavailable(static)
-        cwd = server_cwd(config, self.base_dir)
-        command = config.command
-        read_fd, write_fd = os.pipe()
-        try:
-            streams = await stack.enter_async_context(
-                stdio_transport(
-                    command,
-                    config.args,
-                    config.env,
-                    cwd,
-                    write_fd,
-                    self.caps,
-                    self.refuse,
-                    self.request_relist,
-                    self.logger,
-                )
-            )
-        except BaseException:
-            os.close(read_fd)
-            raise
-        finally:
-            os.close(write_fd)  # the server holds its own copy
-        group = await stack.enter_async_context(anyio.create_task_group())
-        stack.callback(group.cancel_scope.cancel)
-        group.start_soon(self._pump_stderr, read_fd)
-        return streams
-
-    async def _pump_stderr(self, fd: int) -> None:
-        # A thread reads the server's stderr (kept: the last lines, for messages; logged at
-        # debug); it ends when the server's end closes, even after this task is cancelled.
-        await anyio.to_thread.run_sync(
-            _read_lines,
-            fd,
-            self._stderr,
-            self._stderr_done,
-            self.logger,
-            self.label,
-            abandon_on_cancel=True,
-            limiter=anyio.CapacityLimiter(1),
-        )
 
     # -- what the session hands us ---------------------------------------------------------
 
@@ -291,12 +223,12 @@ class Connection:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, httpx2.TransportError):
-            self.mark_lost(f"the server cannot be reached ({_transport_error(message)})")
+            self.mark_lost(f"the server cannot be reached ({transport_error(message)})")
         elif isinstance(message, Exception):
             self.logger.warning("%s: %s", self.label, message)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        self.logger.info("%s logs (%s): %s", self.label, params.level, _short(params.data))
+        self.logger.info("%s logs (%s): %s", self.label, params.level, short(params.data))
 
     async def _on_elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
@@ -307,74 +239,5 @@ class Connection:
 
     # -- messages --------------------------------------------------------------------------
 
-    def _explain(self, exc: BaseException) -> str:
-        if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            return self._explain(exc.exceptions[0])
-        if isinstance(exc, Unavailable):
-            return str(exc)
-        if isinstance(exc, FileNotFoundError | PermissionError):
-            return f"cannot start command {self.config.command!r}: {exc.strerror or exc}"
-        if isinstance(exc, httpx2.TransportError):
-            return f"cannot reach {self.config.url}: {_transport_error(exc)}"
-        if isinstance(exc, httpx2.HTTPStatusError):
-            return f"{self.config.url} answered HTTP {exc.response.status_code}"
-        if isinstance(exc, MCPError):
-            cut = cut_reason(exc.error.message)
-            if cut is not None:
-                return cut
-            if exc.code == types.CONNECTION_CLOSED and self._refused is not None:
-                return self._refused
-            if exc.code == types.CONNECTION_CLOSED:
-                started = f"command {self.config.command!r}" if self.config.command else "it"
-                return f"the server closed the connection during the handshake ({started} exited?)"
-            return f"the server answered with an error: {exc}"
-        return f"{type(exc).__name__}: {exc}"
-
     def _with_stderr(self, message: str) -> str:
-        return message + self._stderr_note()
-
-    def _stderr_note(self) -> str:
-        lines = [line for line in self._stderr if line.strip()]
-        if not lines:
-            return ""
-        return f" (its stderr ends with: {_short(' | '.join(lines[-3:]))})"
-
-
-class Unavailable(Exception):
-    """Raised when the upstream cannot be used (not started, gone, or unreachable)."""
-
-
-class TooLarge(Exception):
-    """Raised when the server's answer passed its cap and was not read (see :mod:`.caps`)."""
-
-
-def _read_lines(
-    fd: int, tail: deque[str], done: threading.Event, logger: logging.Logger, label: str
-) -> None:
-    pending = b""
-    try:
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()[-4096:]
-            for raw in lines:
-                line = raw[:2000].decode("utf-8", "replace").rstrip()
-                tail.append(line)
-                logger.debug("%s stderr: %s", label, line)
-        if pending:
-            tail.append(pending.decode("utf-8", "replace").rstrip())
-    finally:
-        os.close(fd)
-        done.set()
-
-
-def _transport_error(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) < 300 else text[:300] + "..."
-
-
-def _short(value: Any, limit: int = 500) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
+        return message + self._transport.stderr.note()

@@ -1,0 +1,49 @@
+"""A program's clock: its ``timeout`` counts the time it runs, not a person's answer.
+
+The clock runs from the ``run_code`` call's start (the wait for a free worker and the type
+check included) and stops while one or more of the program's calls wait for an approval
+(from ``approval/request`` to ``approval/decided`` of that call): such a wait is bounded by
+the approval's own timeout instead. Calls gathered alongside a waiting one go on meanwhile,
+unmetered. The clock is the deadline of the cancel scope the program runs in: moved away
+while it is paused, set again to what is left when it runs on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import anyio
+
+
+class Clock:
+    """``budget`` seconds of running time, paused while approvals are awaited."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget
+        self._spent = 0.0
+        self._since: float | None = anyio.current_time()
+        self._waiting = 0
+        self.scope = anyio.CancelScope(deadline=self._since + budget)
+        """Run the program in it; ``scope.cancelled_caught`` says the budget was spent."""
+
+    def pause(self) -> None:
+        """An approval of one of the program's calls is awaited."""
+        self._waiting += 1
+        if self._since is not None:
+            self._spent += anyio.current_time() - self._since
+            self._since = None
+            self.scope.deadline = math.inf
+
+    def resume(self) -> None:
+        """An awaited approval was decided; the clock runs again once none is awaited."""
+        if self._waiting == 0:
+            return
+        self._waiting -= 1
+        if self._waiting == 0:
+            self._since = anyio.current_time()
+            self.scope.deadline = self._since + self.budget - self._spent
+
+    def spent(self) -> float:
+        """Seconds of running time so far."""
+        running = 0.0 if self._since is None else anyio.current_time() - self._since
+        return self._spent + running

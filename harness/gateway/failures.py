@@ -1,0 +1,59 @@
+"""What can go wrong with an upstream: the exceptions a connection raises, and the messages
+that say what happened (the end of a transport, a refused answer, a failed handshake)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from .caps import cut_reason
+from .config import GatewayConfig
+
+
+class Unavailable(Exception):
+    """Raised when the upstream cannot be used (not started, gone, or unreachable)."""
+
+
+class TooLarge(Exception):
+    """Raised when the server's answer passed its cap and was not read (see :mod:`.caps`)."""
+
+
+def explain(exc: BaseException, config: GatewayConfig, refused: str | None) -> str:
+    """Why a connection to the server of ``config`` ended with ``exc`` (``refused``: what
+    harness refused to read from it, if anything)."""
+    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        return explain(exc.exceptions[0], config, refused)
+    if isinstance(exc, Unavailable):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError | PermissionError):
+        return f"cannot start command {config.command!r}: {exc.strerror or exc}"
+    if isinstance(exc, httpx2.TransportError):
+        return f"cannot reach {config.url}: {transport_error(exc)}"
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return f"{config.url} answered HTTP {exc.response.status_code}"
+    if isinstance(exc, MCPError):
+        cut = cut_reason(exc.error.message)
+        if cut is not None:
+            return cut
+        if exc.code == types.CONNECTION_CLOSED and refused is not None:
+            return refused
+        if exc.code == types.CONNECTION_CLOSED:
+            started = f"command {config.command!r}" if config.command else "it"
+            return f"the server closed the connection during the handshake ({started} exited?)"
+        return f"the server answered with an error: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def transport_error(exc: BaseException) -> str:
+    """An HTTP transport error's text, bounded."""
+    text = str(exc) or type(exc).__name__
+    return text if len(text) < 300 else text[:300] + "..."
+
+
+def short(value: Any, limit: int = 500) -> str:
+    """``value`` as text of at most ``limit`` characters (and "...")."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
