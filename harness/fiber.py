@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 
 from .errors import HarnessError, PluginError
 from .plugin import PluginSpec, validate_config
@@ -61,7 +62,10 @@ class Fiber:
         self.config: Any = None
         self.ctx: Context | None = None
         self.logger = logging.getLogger(f"harness.plugin.{spec.name}")
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)
+        """Uncontended, taken without a trip through the event loop: the transitions that
+        callers start keep their checkpoint (:meth:`update`, :meth:`restart`), and the
+        internal ones their cancellation point."""
         self._settled = anyio.Event()
         self._detach: Callable[[], Any] | None = None
 
@@ -117,6 +121,7 @@ class Fiber:
         does not validate, and the apply's error when the restart fails.
         """
         value = validate_config(self.spec, config)
+        await anyio.lowlevel.checkpoint()
         async with self._lock:
             if self.state is FiberState.DISPOSED:
                 raise PluginError(f"plugin {self.name!r} is disposed and cannot be updated")
@@ -127,6 +132,7 @@ class Fiber:
 
     async def restart(self) -> Fiber:
         """Unload and apply again with the same config."""
+        await anyio.lowlevel.checkpoint()
         async with self._lock:
             if self.state is FiberState.DISPOSED:
                 raise PluginError(f"plugin {self.name!r} is disposed and cannot be restarted")
@@ -149,6 +155,7 @@ class Fiber:
 
     async def start(self) -> None:
         """Apply now if pending and every required service is there."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
         async with self._lock:
             if self.state is FiberState.PENDING:
                 await self._start()
@@ -160,6 +167,7 @@ class Fiber:
         return could not apply a fiber that was not pending): then it is applied again at
         once instead of settling ``pending`` beside its services.
         """
+        await anyio.lowlevel.checkpoint_if_cancelled()
         async with self._lock:
             if self.is_running:
                 await self._stop(final=False, restarting=True)

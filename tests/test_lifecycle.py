@@ -286,3 +286,32 @@ async def test_ready_is_emitted_once_the_initial_load_settled(tmp_path: Path) ->
             await ran.wait()
         host.ctx.mark_ready()
         assert seed.seen == [["late"]]
+
+
+async def test_a_plugin_scheduled_as_the_root_exits_is_never_applied() -> None:
+    applied: list[str] = []
+
+    def plugin(ctx: Context) -> None:
+        applied.append("applied")
+
+    async with Context() as root:
+        fiber = root.plugin(plugin)  # its first apply is scheduled, not run yet
+    assert applied == []
+    assert fiber.state is FiberState.DISPOSED
+
+
+async def test_update_and_restart_in_a_cancelled_scope_change_nothing() -> None:
+    applied: list[Any] = []
+
+    def plugin(ctx: Context, config: Any) -> None:
+        applied.append(config)
+
+    async with Context() as root:
+        fiber = await root.plugin(plugin, {"n": 1})
+        for call in (lambda: fiber.update({"n": 2}), fiber.restart):
+            with anyio.CancelScope() as scope:
+                scope.cancel()
+                await call()
+            assert scope.cancelled_caught
+        assert applied == [{"n": 1}]
+        assert fiber.state is FiberState.ACTIVE
