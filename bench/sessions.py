@@ -10,13 +10,11 @@ the first request after start reads every log, later ones only stat them) and
 
 from __future__ import annotations
 
-import re
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
+from typing import Any
 
 import anyio.to_thread
 import httpx2
@@ -24,6 +22,8 @@ import httpx2
 from harness.agent.log import dumps
 from harness.testing import Reply, Rule, ScriptedServer
 from tests.agent.session_logs import yesterday_events
+
+from .harness_run import harness_run
 
 SESSIONS = 1000
 LONG = "20261130-000000-long00"
@@ -37,7 +37,7 @@ def write_project(folder: Path, url: str) -> Path:
         session_id = f"20261130-{number:06d}-bench0"
         text = "".join(dumps(e) + "\n" for e in yesterday_events(session_id, f"topic {number}"))
         (logs / f"{session_id}.jsonl").write_text(text)
-    events = []
+    events: list[dict[str, Any]] = []
     while len(events) < 1000:
         turn = len(events) // 12 + 1
         for event in yesterday_events(LONG):
@@ -65,46 +65,26 @@ def timed(client: httpx2.Client, url: str) -> float:
 def measure() -> None:
     with TemporaryDirectory() as tmp, ScriptedServer([Rule(Reply.say("ok"), user="")]) as model:
         config = write_project(Path(tmp), model.url)
-        harness = str(Path(sys.executable).parent / "harness")
-        process = subprocess.Popen(
-            [harness, "run", "-c", str(config), "--port", "0", "--no-watch"],
-            cwd=tmp,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+        with harness_run(config, cwd=tmp) as url, httpx2.Client(timeout=30) as client:
+            base = url.split("?")[0]
+            first = timed(client, f"{base}api/sessions")
+            listed = len(client.get(f"{base}api/sessions").json())
+            warm = [timed(client, f"{base}api/sessions") for _ in range(REPEAT)]
+            open_first = timed(client, f"{base}api/sessions/{LONG}")
+            events = len(client.get(f"{base}api/sessions/{LONG}").json()["events"])
+            replay = [timed(client, f"{base}api/sessions/{LONG}") for _ in range(REPEAT)]
+            search = [timed(client, f"{base}api/sessions?q=topic%20999") for _ in range(3)]
+        print(
+            f"list of {listed} sessions: first {first:.0f} ms, then median "
+            f"{statistics.median(warm):.0f} ms (target < 200 ms)"
         )
-        try:
-            assert process.stderr is not None
-            base = ""
-            for line in process.stderr:
-                found = re.search(r"web console at (\S+)", line)
-                if found:
-                    base = found.group(1).split("?")[0]
-                    break
-            assert base, "harness run printed no console URL"
-            with httpx2.Client(timeout=30) as client:
-                first = timed(client, f"{base}api/sessions")
-                listed = len(client.get(f"{base}api/sessions").json())
-                warm = [timed(client, f"{base}api/sessions") for _ in range(REPEAT)]
-                open_first = timed(client, f"{base}api/sessions/{LONG}")
-                events = len(client.get(f"{base}api/sessions/{LONG}").json()["events"])
-                replay = [timed(client, f"{base}api/sessions/{LONG}") for _ in range(REPEAT)]
-                search = [timed(client, f"{base}api/sessions?q=topic%20999") for _ in range(3)]
-            print(
-                f"list of {listed} sessions: first {first:.0f} ms, then median "
-                f"{statistics.median(warm):.0f} ms (target < 200 ms)"
-            )
-            print(
-                f"replay of {events} events: first {open_first:.0f} ms, then median "
-                f"{statistics.median(replay):.0f} ms (target < 300 ms)"
-            )
-            print(
-                f"search of {listed} sessions for one word: median "
-                f"{statistics.median(search):.0f} ms"
-            )
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
+        print(
+            f"replay of {events} events: first {open_first:.0f} ms, then median "
+            f"{statistics.median(replay):.0f} ms (target < 300 ms)"
+        )
+        print(
+            f"search of {listed} sessions for one word: median {statistics.median(search):.0f} ms"
+        )
 
 
 async def main() -> None:

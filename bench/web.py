@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import re
 import statistics
-import subprocess
-import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -32,6 +30,8 @@ from harness import Host
 from harness.mcp import McpSurface
 from harness.web import WebConsole, console_app
 from tests.chromium import CHROMIUM, FLAGS
+
+from .harness_run import harness_run
 
 EVENTS = 2000
 PAGES = (1, 10, 50)
@@ -154,27 +154,8 @@ new MutationObserver(() => {
 
 def served_card_latency(config: Path) -> list[float]:
     """``harness run`` in its own process (as people run it), the browser in this one."""
-    harness = str(Path(sys.executable).parent / "harness")
-    process = subprocess.Popen(
-        [harness, "run", "-c", str(config), "--port", "0", "--no-watch"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        base = ""
-        for line in process.stderr:
-            found = re.search(r"web console at (\S+)", line)
-            if found:
-                base = found.group(1)
-                break
+    with harness_run(config) as base:
         return result_to_card(base)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 async def main() -> None:

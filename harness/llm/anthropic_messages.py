@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 
 import pydantic
 
-from ..service import Service
 from .base import (
     AssistantMessage,
     ChatRequest,
@@ -34,9 +33,12 @@ from .base import (
     RequestedCall,
     ToolMessage,
 )
-from .retries import Endpoint, is_local, with_retries
+from .retries import is_local
+from .sdk_provider import SDKProvider, http_base_url
 
 if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
     from ..context import Context
 
 KEY_VARIABLE = "ANTHROPIC_API_KEY"
@@ -83,13 +85,7 @@ class AnthropicConfig(pydantic.BaseModel):
     @pydantic.field_validator("base_url")
     @classmethod
     def _check_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(
-                f"base_url {value!r} is not an http(s) URL; write it like "
-                "https://api.anthropic.com or http://127.0.0.1:8000"
-            )
-        value = value.rstrip("/")
+        value = http_base_url(value, "https://api.anthropic.com or http://127.0.0.1:8000")
         if value.endswith("/v1"):
             raise ValueError(
                 f"base_url {value!r} ends in /v1, which the SDK adds itself "
@@ -131,32 +127,22 @@ class AnthropicConfig(pydantic.BaseModel):
         return self
 
 
-class AnthropicChat(Service):
+class AnthropicChat(SDKProvider[AnthropicConfig]):
     """The ``llm`` service of a ``harness:anthropic`` entry."""
 
     name = "anthropic"
-    provides = ("llm",)
     Config = AnthropicConfig
     schema_format = "anthropic"
+    client: AsyncAnthropic
 
     def __init__(self, ctx: Context, config: AnthropicConfig) -> None:
-        super().__init__(ctx, "llm")
         import anthropic  # only now: harness starts without the SDK's import cost
 
-        self.config = config
-        self._anthropic = anthropic
-        self.client = anthropic.AsyncAnthropic(
-            api_key=config.api_key or "not-needed",
-            base_url=config.base_url,
-            timeout=anthropic.Timeout(config.timeout, connect=min(config.timeout, 30.0)),
-            max_retries=0,  # retried here, so a stream that breaks is retried too
-            default_headers=config.headers or None,
-        )
-        self._endpoint = Endpoint(
-            config.base_url,
-            config.model,
-            config.timeout,
-            config.retry_backoff,
+        super().__init__(
+            ctx,
+            config,
+            anthropic,
+            anthropic.AsyncAnthropic,
             key_hint=f"check the entry's api_key (or {KEY_VARIABLE})",
             not_found_hint="check base_url (the SDK adds /v1/messages to it)",
         )
@@ -165,21 +151,6 @@ class AnthropicChat(Service):
             self._cache = {"type": "ephemeral"}
             if config.cache_ttl != "5m":
                 self._cache["ttl"] = config.cache_ttl
-
-    async def stop(self) -> None:
-        await self.client.close()
-
-    async def complete(
-        self, request: ChatRequest, on_text: Callable[[str], None] | None = None
-    ) -> Completion:
-        """One streamed message, retried as the config says."""
-        return await with_retries(
-            lambda show: self._stream(request, show),
-            on_text,
-            self._anthropic,
-            self._endpoint,
-            self.config.max_retries,
-        )
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         """The request body for ``request``."""

@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 
 import pydantic
 
-from ..service import Service
 from .base import (
     AssistantMessage,
     ChatRequest,
@@ -28,9 +27,12 @@ from .base import (
     RequestedCall,
     ToolMessage,
 )
-from .retries import Endpoint, is_local, with_retries
+from .retries import is_local
+from .sdk_provider import SDKProvider, http_base_url
 
 if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
     from ..context import Context
 
 
@@ -40,10 +42,10 @@ class OpenAIConfig(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
 
     model: str = pydantic.Field(min_length=1)
+    """The model name the server knows (``gpt-4.1-mini``, ``deepseek-chat``, ``qwen3:8b``...)."""
     label: str = ""
     """How people see the model (chat banner, console header, session log); default
     ``model``. ``--demo`` sets it to say the model is a scripted demo."""
-    """The model name the server knows (``gpt-4.1-mini``, ``deepseek-chat``, ``qwen3:8b``...)."""
     base_url: str = "https://api.openai.com/v1"
     """The API root, usually ending in ``/v1``."""
     api_key: str = ""
@@ -61,13 +63,7 @@ class OpenAIConfig(pydantic.BaseModel):
     @pydantic.field_validator("base_url")
     @classmethod
     def _check_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(
-                f"base_url {value!r} is not an http(s) URL; write it like "
-                "https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
-            )
-        return value.rstrip("/")
+        return http_base_url(value, "https://api.openai.com/v1 or http://127.0.0.1:8000/v1")
 
     @pydantic.model_validator(mode="after")
     def _check_key(self) -> OpenAIConfig:
@@ -79,32 +75,22 @@ class OpenAIConfig(pydantic.BaseModel):
         return self
 
 
-class OpenAIChat(Service):
+class OpenAIChat(SDKProvider[OpenAIConfig]):
     """The ``llm`` service of a ``harness:openai`` entry."""
 
     name = "openai"
-    provides = ("llm",)
     Config = OpenAIConfig
     schema_format = "openai"
+    client: AsyncOpenAI
 
     def __init__(self, ctx: Context, config: OpenAIConfig) -> None:
-        super().__init__(ctx, "llm")
         import openai  # only now: harness starts without the SDK's import cost
 
-        self.config = config
-        self._openai = openai
-        self.client = openai.AsyncOpenAI(
-            api_key=config.api_key or "not-needed",
-            base_url=config.base_url,
-            timeout=openai.Timeout(config.timeout, connect=min(config.timeout, 30.0)),
-            max_retries=0,  # retried here, so a stream that breaks is retried too
-            default_headers=config.headers or None,
-        )
-        self._endpoint = Endpoint(
-            config.base_url,
-            config.model,
-            config.timeout,
-            config.retry_backoff,
+        super().__init__(
+            ctx,
+            config,
+            openai,
+            openai.AsyncOpenAI,
             not_found_hint="check base_url (it usually ends in /v1)",
         )
 
@@ -112,21 +98,6 @@ class OpenAIChat(Service):
     def label(self) -> str:
         """The model's name for people."""
         return self.config.label or self.config.model
-
-    async def stop(self) -> None:
-        await self.client.close()
-
-    async def complete(
-        self, request: ChatRequest, on_text: Callable[[str], None] | None = None
-    ) -> Completion:
-        """One streamed completion, retried as the config says."""
-        return await with_retries(
-            lambda show: self._stream(request, show),
-            on_text,
-            self._openai,
-            self._endpoint,
-            self.config.max_retries,
-        )
 
     async def _stream(self, request: ChatRequest, show: Callable[[str], None]) -> Completion:
         body: dict[str, Any] = {

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -57,13 +58,15 @@ class ImportGraph:
         for file in files:
             self._specs.pop(file, None)
 
-    def specs(self, file: Path) -> tuple[Spec, ...]:
-        """``file``'s relative imports as written (none when unreadable or invalid)."""
-        try:
-            info = os.stat(file)
-        except OSError:
-            self._specs.pop(file, None)
-            return ()
+    def specs(self, file: Path, info: os.stat_result | None = None) -> tuple[Spec, ...]:
+        """``file``'s relative imports as written (none when unreadable or invalid);
+        ``info``: its ``os.stat`` when the caller has just taken it."""
+        if info is None:
+            try:
+                info = os.stat(file)
+            except OSError:
+                self._specs.pop(file, None)
+                return ()
         stamp = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
         cached = self._specs.get(file)
         if cached is not None and cached[0] == stamp:
@@ -76,11 +79,13 @@ class ImportGraph:
             self._specs.pop(file, None)
         return specs
 
-    def imports(self, file: Path) -> tuple[set[Path], set[Path]]:
+    def imports(
+        self, file: Path, info: os.stat_result | None = None
+    ) -> tuple[set[Path], set[Path]]:
         """The files ``file``'s relative imports load, and the missing candidates."""
         found: set[Path] = set()
         missing: set[Path] = set()
-        for level, parts, names in self.specs(file):
+        for level, parts, names in self.specs(file, info):
             base = file.parent
             for _ in range(level - 1):
                 base = base.parent
@@ -96,21 +101,43 @@ class ImportGraph:
                     _candidates(target / name, found, missing)
         return found, missing
 
-    def closure(self, source: Path) -> Closure:
-        """The plugin's own files and every local file they import, transitively."""
-        start = sorted(source.rglob("*.py")) if source.is_dir() else [source]
+    def closure(self, source: Path, resolved: bool = False) -> Closure:
+        """The plugin's own files and every local file they import, transitively.
+
+        ``resolved``: ``source`` is a plugin file's resolved path already (not a folder).
+        """
+        return self._walk(source, resolved, {})
+
+    def stamped_closure(self, source: Path, is_package: bool) -> dict[Path, int]:
+        """:meth:`closure`'s files of the resolved plugin file or package folder
+        ``source``, each with its modification time (ns) read on the walk: a ``stat`` per
+        file, once."""
+        mtimes: dict[Path, int] = {}
+        self._walk(source, not is_package, mtimes)
+        return mtimes
+
+    def _walk(self, source: Path, resolved: bool, mtimes: dict[Path, int]) -> Closure:
+        if resolved:
+            pending = [source]
+        else:
+            start = sorted(source.rglob("*.py")) if source.is_dir() else [source]
+            pending = [path.resolve() for path in start]
         seen: set[Path] = set()
         probes: set[Path] = set()
-        pending = [path.resolve() for path in start]
         while pending:
             path = pending.pop()
             if path in seen:
                 continue
-            if not path.is_file():
+            try:
+                info = os.stat(path)
+            except OSError:
+                info = None
+            if info is None or not stat.S_ISREG(info.st_mode):
                 probes.add(path)
                 continue
             seen.add(path)
-            found, missing = self.imports(path)
+            mtimes[path] = info.st_mtime_ns
+            found, missing = self.imports(path, info)
             pending.extend(found)
             probes |= missing
         return Closure(frozenset(seen), frozenset(probes - seen))

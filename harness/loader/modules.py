@@ -58,21 +58,33 @@ def import_file(module_name: str, path: Path, is_package: bool) -> types.ModuleT
     return module
 
 
-def local_module_name(path: Path) -> str:
-    """The unique module name of a plugin file or package folder, in its folder's package."""
-    folder = path.parent
-    package = LOCAL_PREFIX + hashlib.sha1(str(folder).encode()).hexdigest()[:12]
+def local_module_name(path: Path, is_package: bool | None = None) -> str:
+    """The unique module name of a plugin file or package folder, in its folder's package.
+
+    ``is_package``: whether ``path`` is a package folder, when the caller knows already.
+    """
+    folder = str(path.parent)
+    package = _PACKAGES.get(folder)
+    if package is None:
+        package = LOCAL_PREFIX + hashlib.sha1(folder.encode()).hexdigest()[:12]
+        _PACKAGES[folder] = package
     if package not in sys.modules:
         module = types.ModuleType(package)
-        module.__path__ = [str(folder)]
+        module.__path__ = [folder]
         module.__package__ = package
         spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
-        spec.submodule_search_locations = [str(folder)]
+        spec.submodule_search_locations = [folder]
         module.__spec__ = spec
         sys.modules[package] = module
-    stem = path.name if path.is_dir() else path.stem
-    safe = re.sub(r"\W", "_", stem)
+    if is_package is None:
+        is_package = path.is_dir()
+    stem = path.name if is_package else path.stem
+    safe = stem if stem.isidentifier() and stem.isascii() else re.sub(r"\W", "_", stem)
     return f"{package}.{safe if safe.isidentifier() else '_' + safe}"
+
+
+_PACKAGES: dict[str, str] = {}
+"""Each plugin folder's package name (a hash of the folder), made once per folder."""
 
 
 def local_modules_in(files: set[Path]) -> dict[str, Any]:

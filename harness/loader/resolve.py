@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import HarnessError, PluginError
 from ..plugin import spec_of
 from .builtin import BUILTINS
-from .imports import local_closure
+from .imports import GRAPH
 from .modules import (
     NotLoadable,
     forget_modules,
@@ -166,11 +166,10 @@ class Resolver:
             raise ResolveError(f"plugin file not found: {name} (resolved to {path})")
         elif path.suffix != ".py":
             raise ResolveError(f"{name} is not a Python file (resolved to {path})")
-        module_name = local_module_name(path)
-        closure = local_closure(path)
-        stamp = _stamp(closure)
+        module_name = local_module_name(path, is_package)
+        stamp = GRAPH.stamped_closure(path, is_package)  # the files, with their mtimes
         if is_imported(module_name) and self._stamps.get(module_name) != stamp:
-            forget_modules(local_modules_in(closure))  # edited since imported: import anew
+            forget_modules(local_modules_in(set(stamp)))  # edited since imported: import anew
         module = import_path(module_name, path, is_package)
         self._stamps[module_name] = stamp
         return Resolved(module, "path", module_name, path)
@@ -269,16 +268,6 @@ def import_path(module_name: str, path: Path, is_package: bool | None = None) ->
         raise ResolveError(
             f"importing the plugin raised {type(exc).__name__}: {exc}", source_location(exc, path)
         ) from exc
-
-
-def _stamp(files: set[Path]) -> dict[Path, int]:
-    stamps = {}
-    for file in files:
-        try:
-            stamps[file] = file.stat().st_mtime_ns
-        except OSError:
-            stamps[file] = -1
-    return stamps
 
 
 def source_location(exc: BaseException, near: Path | None = None) -> tuple[str, int] | None:

@@ -36,6 +36,20 @@ def test_closure_follows_relative_imports_and_lists_missing_candidates(tmp_path:
     assert not closure.files & closure.probes
 
 
+def test_stamped_closure_is_the_closure_with_each_file_s_mtime(tmp_path: Path) -> None:
+    write(tmp_path / "plugin.py", "from . import helper, absent\n")
+    write(tmp_path / "helper.py", "x = 1\n")
+    write(tmp_path / "pack" / "__init__.py", "from .inner import y\n")
+    write(tmp_path / "pack" / "inner.py", "y = 2\n")
+    graph = ImportGraph()
+    for source, is_package in ((tmp_path / "plugin.py", False), (tmp_path / "pack", True)):
+        stamped = graph.stamped_closure(source.resolve(), is_package)
+        assert set(stamped) == graph.closure(source).files
+        assert stamped == {file: os.stat(file).st_mtime_ns for file in stamped}
+    missing = graph.stamped_closure((tmp_path / "gone.py").resolve(), False)
+    assert missing == {}
+
+
 def test_an_old_file_is_parsed_once_then_read_from_the_cache(tmp_path: Path) -> None:
     write(tmp_path / "plugin.py", "from . import helper\n", age_ns=HOUR_NS)
     write(tmp_path / "helper.py", "", age_ns=HOUR_NS)
