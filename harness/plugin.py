@@ -47,6 +47,43 @@ def spec_of(
     plugin: Any, name: str | None = None, extra_inject: Mapping[str, Any] | list[str] | None = None
 ) -> PluginSpec:
     """Read ``plugin``'s shape; raise :class:`PluginError` when it is not a plugin."""
+    is_class, target, arity, label, inject = _shape(plugin, name, extra_inject)
+    if arity == 1:
+
+        def apply(ctx: Context, config: Any) -> Any:
+            return target(ctx)
+
+    else:
+
+        def apply(ctx: Context, config: Any) -> Any:
+            return target(ctx, config)
+
+    provides = getattr(plugin, "provides", ())
+    if isinstance(provides, str):
+        provides = (provides,)
+    if not provides:
+        provides = learned_provides(plugin)
+    return PluginSpec(
+        plugin=plugin,
+        name=label,
+        apply=apply,
+        inject=inject,
+        provides=tuple(provides),
+        config_model=getattr(plugin, "Config", None),
+        is_class=is_class,
+    )
+
+
+def check_plugin(plugin: Any) -> None:
+    """Raise the :class:`PluginError` :func:`spec_of` would raise for ``plugin``, if any,
+    without building its spec (what it provides is not read)."""
+    _shape(plugin, None, None)
+
+
+def _shape(
+    plugin: Any, name: str | None, extra_inject: Mapping[str, Any] | list[str] | None
+) -> tuple[bool, Any, int, str, dict[str, bool]]:
+    """Whether ``plugin`` is a class, what to call, its arity, its name and its inject."""
     is_class = inspect.isclass(plugin)
     if is_class:
         target: Any = plugin
@@ -65,33 +102,10 @@ def spec_of(
     label = name or _name_of(plugin)
     if arity == 0:
         raise PluginError(f"plugin {label!r}: apply must accept (ctx) or (ctx, config)")
-    if arity == 1:
-
-        def apply(ctx: Context, config: Any) -> Any:
-            return target(ctx)
-
-    else:
-
-        def apply(ctx: Context, config: Any) -> Any:
-            return target(ctx, config)
-
     inject = parse_inject(getattr(plugin, "inject", None), label)
     if extra_inject:
         inject = {**inject, **parse_inject(extra_inject, label)}
-    provides = getattr(plugin, "provides", ())
-    if isinstance(provides, str):
-        provides = (provides,)
-    if not provides:
-        provides = learned_provides(plugin)
-    return PluginSpec(
-        plugin=plugin,
-        name=label,
-        apply=apply,
-        inject=inject,
-        provides=tuple(provides),
-        config_model=getattr(plugin, "Config", None),
-        is_class=is_class,
-    )
+    return is_class, target, arity, label, inject
 
 
 def learned_provides(plugin: Any) -> tuple[str, ...]:

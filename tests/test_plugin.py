@@ -8,6 +8,8 @@ import pydantic
 import pytest
 
 from harness import ConfigError, Context, FiberState
+from harness.errors import PluginError
+from harness.plugin import check_plugin, spec_of
 
 pytestmark = pytest.mark.anyio
 
@@ -109,3 +111,37 @@ async def test_invalid_update_raises_and_keeps_old_config_running() -> None:
         assert fiber.state is FiberState.ACTIVE
         assert fiber.config.prefix == "a"
     assert seen == ["a"]
+
+
+def _no_args() -> None:
+    return None
+
+
+class _Needs:
+    inject = 5
+
+    def apply(self, ctx: Context) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    "plugin",
+    [object(), 3, _no_args, _Needs(), type("Broken", (), {"__init__": lambda self: None})],
+)
+def test_check_plugin_refuses_what_spec_of_refuses_in_the_same_words(plugin: Any) -> None:
+    with pytest.raises(PluginError) as expected:
+        spec_of(plugin)
+    with pytest.raises(PluginError) as checked:
+        check_plugin(plugin)
+    assert str(checked.value) == str(expected.value)
+
+
+class _Fine:
+    def __init__(self, ctx: Context, config: Any) -> None:
+        self.ctx = ctx
+
+
+def test_check_plugin_passes_what_spec_of_reads() -> None:
+    for plugin in (configured, _Fine, _Needs.apply):
+        check_plugin(plugin)
+        assert spec_of(plugin).plugin is plugin

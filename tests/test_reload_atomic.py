@@ -11,18 +11,25 @@ from __future__ import annotations
 import itertools
 import textwrap
 from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
+from anyio.abc import TaskGroup
 
 from harness import Host, ToolCall, ToolResult
 
 from .test_reload import Reloads
 
 pytestmark = pytest.mark.anyio
+
+Call = dict[str, Any] | Callable[[], ToolCall]
+"""What a caller calls: one call made again and again, or a function making each one."""
 
 CALLS = 20_000
 """The least number of calls each race test makes while the edits land."""
@@ -110,56 +117,98 @@ class Denier:
         return False
 
 
+ADD_CALL = {"name": "add", "args": {"a": 1, "b": 2}}
+WRITE_X = {"name": "write_text_file", "args": {"path": "x", "content": "x"}}
+
+
+@pytest.fixture
+def plugins(tmp_path: Path) -> Path:
+    """The project's plugins folder (``tmp_path/plugins``), made."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    return folder
+
+
+def entry(name: str, more: str = "") -> str:
+    """The cordis.yml line of ``plugins/<name>.py``, with the id ``name`` (``more``: further
+    keys, as ``, enabled: false``)."""
+    return f"- {{ id: {name}, name: ./plugins/{name}.py{more} }}\n"
+
+
+def cordis(folder: Path, *names: str, first: str = "") -> Path:
+    """``folder/cordis.yml``: ``first``, then one :func:`entry` per name, in order."""
+    config = folder / "cordis.yml"
+    config.write_text(first + "".join(entry(name) for name in names))
+    return config
+
+
+@asynccontextmanager
+async def watched(config: Path, **services: Any) -> AsyncIterator[tuple[Host, Reloads]]:
+    """A Host on ``config`` with the real watcher, ``services`` provided, its reloads read."""
+    async with Host(config, watch=True) as host:
+        for name, service in services.items():
+            host.ctx.provide(name, service)
+        yield host, Reloads(host)
+
+
+class Callers:
+    """Tasks that call tools in a loop until :attr:`stop`, every result kept in order."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.results: list[ToolResult] = []
+        self.stop = anyio.Event()
+
+    def start(self, group: TaskGroup, count: int, *calls: Call) -> None:
+        """``count`` callers of each of ``calls`` (a call, or a function making each one)."""
+        for _ in range(count):
+            for call in calls:
+                group.start_soon(self._call, call)
+
+    async def _call(self, call: Call) -> None:
+        while not self.stop.is_set():
+            made = call() if callable(call) else call
+            self.results.append(await self.host.tools.execute(made))
+            await anyio.lowlevel.checkpoint()  # a denial awaits nothing: let others run
+
+
 async def edit_while_calling(
-    edit: Any, calls: list[ToolResult], finals: Any, reloads: Reloads
+    rewrite: Callable[[str, bool], None], calls: list[ToolResult], finals: Any, reloads: Reloads
 ) -> int:
-    """Edit (``edit(step)``) at least EDITS times, and until CALLS calls were made; then make
-    the final edit and wait until ``finals()`` says it is live. Returns the edits made."""
+    """Rewrite the source (``rewrite(version, broken)``: ``v1``, ``v2``... every tenth one
+    broken) at least EDITS times, and until CALLS calls were made; then write ``final`` and
+    wait until ``finals()`` says it is live. Returns the edits made."""
     step = 0
     with anyio.fail_after(120):
         while step < EDITS or len(calls) < CALLS:
             step += 1
-            edit(step)
+            rewrite(f"v{step}", step % 10 == 0)
             await anyio.sleep(PACE)
-        edit(None)
+        rewrite("final", False)
         await reloads.until(finals, seconds=30)
     return step
 
 
-async def test_no_call_runs_unchecked_while_the_policy_is_edited(tmp_path: Path) -> None:
+async def test_no_call_runs_unchecked_while_the_policy_is_edited(
+    tmp_path: Path, plugins: Path
+) -> None:
     """Issue #21's race: a policy asks before write_text_file, the approver always denies,
     the policy's source is rewritten about 100 times in 3 s while four tasks write in a loop;
     not one write runs, and the last edit goes live."""
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
     source = plugins / "policy.py"
     policy(source, "v0")
     write(plugins / "writer.py", WRITER, root=str(workspace))
-    (tmp_path / "cordis.yml").write_text(
-        "- { id: writer, name: ./plugins/writer.py }\n- { id: policy, name: ./plugins/policy.py }\n"
-    )
     denier = Denier()
-    results: list[ToolResult] = []
-    async with Host(tmp_path / "cordis.yml", watch=True) as host:
-        host.ctx.provide("approval", denier)
-        reloads = Reloads(host)
-        stop = anyio.Event()
+    async with watched(cordis(tmp_path, "writer", "policy"), approval=denier) as (host, reloads):
+        callers = Callers(host)
+        results = callers.results
         counter = itertools.count()
 
-        async def writer() -> None:
-            while not stop.is_set():
-                path = f"f{next(counter)}.txt"
-                call = ToolCall(path, "write_text_file", {"path": path, "content": "x"})
-                results.append(await host.tools.execute(call))
-                await anyio.lowlevel.checkpoint()  # a denial awaits nothing: let others run
-
-        def edit(step: int | None) -> None:
-            if step is None:
-                policy(source, "final")
-            else:
-                policy(source, f"v{step}", broken=step % 10 == 0)
+        def new_file() -> ToolCall:
+            path = f"f{next(counter)}.txt"
+            return ToolCall(path, "write_text_file", {"path": path, "content": "x"})
 
         async def final_is_live() -> bool:
             return bool(results) and (results[-1].error or "").startswith(
@@ -167,10 +216,11 @@ async def test_no_call_runs_unchecked_while_the_policy_is_edited(tmp_path: Path)
             )
 
         async with anyio.create_task_group() as group:
-            for _ in range(4):
-                group.start_soon(writer)
-            edits = await edit_while_calling(edit, results, final_is_live, reloads)
-            stop.set()
+            callers.start(group, 4, new_file)
+            edits = await edit_while_calling(
+                partial(policy, source), results, final_is_live, reloads
+            )
+            callers.stop.set()
     written = sorted(item.name for item in workspace.iterdir())
     codes = Counter(result.code for result in results)
     assert written == [], f"{len(written)} of {len(results)} writes ran without approval"
@@ -182,38 +232,25 @@ async def test_no_call_runs_unchecked_while_the_policy_is_edited(tmp_path: Path)
     assert any(not report.ok for report in reloads.reports)  # the broken edits rolled back
 
 
-async def test_no_caller_finds_the_tool_missing_while_it_is_edited(tmp_path: Path) -> None:
+async def test_no_caller_finds_the_tool_missing_while_it_is_edited(
+    tmp_path: Path, plugins: Path
+) -> None:
     """Issue #21's load case in process: 16 callers of ``add`` while add.py is edited about
     100 times (every tenth edit broken); no call gets ``unknown_tool``, every call answers,
     and the last edit goes live."""
-    source = tmp_path / "plugins" / "add.py"
-    source.parent.mkdir()
+    source = plugins / "add.py"
     adder(source, "v0")
-    (tmp_path / "cordis.yml").write_text("- { id: add, name: ./plugins/add.py }\n")
-    results: list[ToolResult] = []
-    async with Host(tmp_path / "cordis.yml", watch=True) as host:
-        reloads = Reloads(host)
-        stop = anyio.Event()
-
-        async def caller() -> None:
-            while not stop.is_set():
-                results.append(await host.tools.execute({"name": "add", "args": {"a": 1, "b": 2}}))
-                await anyio.lowlevel.checkpoint()
-
-        def edit(step: int | None) -> None:
-            if step is None:
-                adder(source, "final")
-            else:
-                adder(source, f"v{step}", broken=step % 10 == 0)
+    async with watched(cordis(tmp_path, "add")) as (host, reloads):
+        callers = Callers(host)
+        results = callers.results
 
         async def final_is_live() -> bool:
             return bool(results) and results[-1].result == "3 final"
 
         async with anyio.create_task_group() as group:
-            for _ in range(16):
-                group.start_soon(caller)
-            await edit_while_calling(edit, results, final_is_live, reloads)
-            stop.set()
+            callers.start(group, 16, ADD_CALL)
+            await edit_while_calling(partial(adder, source), results, final_is_live, reloads)
+            callers.stop.set()
     codes = Counter(result.code for result in results)
     assert codes == {None: len(results)}, codes
     assert len(results) >= CALLS
@@ -221,35 +258,19 @@ async def test_no_caller_finds_the_tool_missing_while_it_is_edited(tmp_path: Pat
     assert sum(1 for report in reloads.reports if report.ok) >= 10
 
 
-async def test_a_broken_edit_keeps_calls_answering_on_the_old_version(tmp_path: Path) -> None:
+async def test_a_broken_edit_keeps_calls_answering_on_the_old_version(
+    tmp_path: Path, plugins: Path
+) -> None:
     """A rollback is atomic too: the tool and the policy each get an edit whose apply
     raises; calls made meanwhile wait, then answer on (and are checked by) the old version."""
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
     adder(plugins / "add.py", "v1")
     policy(plugins / "policy.py", "v1")
     write(plugins / "writer.py", WRITER, root=str(tmp_path))
-    (tmp_path / "cordis.yml").write_text(
-        "- { id: add, name: ./plugins/add.py }\n- { id: writer, name: ./plugins/writer.py }\n"
-        "- { id: policy, name: ./plugins/policy.py }\n"
-    )
-    results: list[ToolResult] = []
-    async with Host(tmp_path / "cordis.yml", watch=True) as host:
-        host.ctx.provide("approval", Denier())
-        reloads = Reloads(host)
-        stop = anyio.Event()
-
-        async def caller(call: dict[str, Any]) -> None:
-            while not stop.is_set():
-                results.append(await host.tools.execute(call))
-                await anyio.lowlevel.checkpoint()
-
+    config = cordis(tmp_path, "add", "writer", "policy")
+    async with watched(config, approval=Denier()) as (host, reloads):
+        callers = Callers(host)
         async with anyio.create_task_group() as group:
-            for _ in range(4):
-                group.start_soon(caller, {"name": "add", "args": {"a": 1, "b": 2}})
-                group.start_soon(
-                    caller, {"name": "write_text_file", "args": {"path": "x", "content": "x"}}
-                )
+            callers.start(group, 4, ADD_CALL, WRITE_X)
             adder(plugins / "add.py", "v2", broken=True)
             report = await reloads.next()
             assert not report.ok
@@ -258,8 +279,8 @@ async def test_a_broken_edit_keeps_calls_answering_on_the_old_version(tmp_path: 
             report = await reloads.next()
             assert not report.ok
             assert report.entries == ["policy"]
-            stop.set()
-    answers = Counter((result.code, result.result or result.error) for result in results)
+            callers.stop.set()
+    answers = Counter((result.code, result.result or result.error) for result in callers.results)
     assert set(answers) == {
         (None, "3 v1"),
         ("denied", "Tool denied: policy v1 (approval was refused)"),
@@ -278,29 +299,28 @@ class Latch:
         self.released = anyio.Event()
 
 
-def hanging_host(tmp_path: Path, entries: str) -> Host:
-    (tmp_path / "cordis.yml").write_text(
-        "- { id: tools, name: harness:tools, config: { reload_wait: 0.2 } }\n" + entries
+def hanging_config(folder: Path, *names: str) -> Path:
+    """A cordis.yml of ``names`` after a tools service that waits 0.2 s for a reload."""
+    return cordis(
+        folder, *names, first="- { id: tools, name: harness:tools, config: { reload_wait: 0.2 } }\n"
     )
-    return Host(tmp_path / "cordis.yml", watch=True)
 
 
-async def test_a_reload_that_hangs_past_the_bound_refuses_its_tools_calls(tmp_path: Path) -> None:
+async def test_a_reload_that_hangs_past_the_bound_refuses_its_tools_calls(
+    tmp_path: Path, plugins: Path
+) -> None:
     """The tool's entry hangs in its new apply: a call waits ``reload_wait`` seconds, then
     gets a clear ``timeout``; once the reload finishes, calls run on the new version."""
-    source = tmp_path / "plugins" / "add.py"
-    source.parent.mkdir()
+    source = plugins / "add.py"
     adder(source, "v1")
-    async with hanging_host(tmp_path, "- { id: add, name: ./plugins/add.py }\n") as host:
-        latch = Latch()
-        host.ctx.provide("latch", latch)
-        reloads = Reloads(host)
+    latch = Latch()
+    async with watched(hanging_config(tmp_path, "add"), latch=latch) as (host, reloads):
         adder(source, "v2", before=HANG, inject=', "latch"')
         with anyio.fail_after(15):
             await latch.entered.wait()  # the transaction has begun: v2's apply hangs
         assert host.tools.get("add") is None
         with anyio.fail_after(10):  # bounded: never a hang
-            result = await host.tools.execute({"name": "add", "args": {"a": 1, "b": 2}})
+            result = await host.tools.execute(ADD_CALL)
         assert result.code == "timeout"
         assert result.error == (
             "Tool add is being reloaded (plugin 'add') and the reload did not finish within "
@@ -309,26 +329,23 @@ async def test_a_reload_that_hangs_past_the_bound_refuses_its_tools_calls(tmp_pa
         )
         latch.released.set()
         assert (await reloads.next()).ok
-        result = await host.tools.execute({"name": "add", "args": {"a": 1, "b": 2}})
+        result = await host.tools.execute(ADD_CALL)
         assert result.result == "3 v2"
 
 
-async def test_a_checker_that_hangs_in_its_reload_refuses_every_call(tmp_path: Path) -> None:
+async def test_a_checker_that_hangs_in_its_reload_refuses_every_call(
+    tmp_path: Path, plugins: Path
+) -> None:
     """A plugin listening on tools/pre-execute hangs in its new apply: calls to any tool are
     refused after ``reload_wait``, not run unchecked; then the new checks apply."""
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
     adder(plugins / "add.py", "v1")
     source = plugins / "policy.py"
     source.write_text(
         "async def apply(ctx):\n    ctx.on('tools/pre-execute', lambda call, next: next())\n"
     )
-    entries = "- { id: add, name: ./plugins/add.py }\n- { id: policy, name: ./plugins/policy.py }\n"
-    async with hanging_host(tmp_path, entries) as host:
-        latch = Latch()
-        host.ctx.provide("latch", latch)
-        reloads = Reloads(host)
-        assert (await host.tools.execute({"name": "add", "args": {"a": 1, "b": 2}})).ok
+    latch = Latch()
+    async with watched(hanging_config(tmp_path, "add", "policy"), latch=latch) as (host, reloads):
+        assert (await host.tools.execute(ADD_CALL)).ok
         source.write_text(
             "from harness import Deny\n\ninject = ['latch']\n\n\nasync def apply(ctx):\n"
             f"    {HANG}\n    ctx.on('tools/pre-execute', lambda call, next: Deny('v2 says no'))\n"
@@ -337,7 +354,7 @@ async def test_a_checker_that_hangs_in_its_reload_refuses_every_call(tmp_path: P
             await latch.entered.wait()
         assert host.ctx.bus.count("tools/pre-execute") == 0  # no checks: none may run
         with anyio.fail_after(10):
-            result = await host.tools.execute({"name": "add", "args": {"a": 1, "b": 2}})
+            result = await host.tools.execute(ADD_CALL)
         assert result.code == "denied"
         assert result.error == (
             "Tool denied: plugin 'policy', which checks calls before they run, is being "
@@ -347,7 +364,7 @@ async def test_a_checker_that_hangs_in_its_reload_refuses_every_call(tmp_path: P
         )
         latch.released.set()
         assert (await reloads.next()).ok
-        result = await host.tools.execute({"name": "add", "args": {"a": 1, "b": 2}})
+        result = await host.tools.execute(ADD_CALL)
         assert result.error == "Tool denied: v2 says no"
 
 
@@ -384,47 +401,30 @@ def apply(ctx):
 """
 
 
-async def test_a_reloaded_providers_dependents_are_held_too(tmp_path: Path) -> None:
+async def test_a_reloaded_providers_dependents_are_held_too(tmp_path: Path, plugins: Path) -> None:
     """Reloading a plugin that provides a service unloads and re-applies its dependents in
     the same transaction: their tools are never missing and their checks never skipped."""
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
     provider = plugins / "store.py"
     write(provider, PROVIDER, version="v0")
     write(plugins / "dependent.py", DEPENDENT)
     write(plugins / "writer.py", WRITER, root=str(tmp_path))
-    (tmp_path / "cordis.yml").write_text(
-        "- { id: store, name: ./plugins/store.py }\n"
-        "- { id: dependent, name: ./plugins/dependent.py }\n"
-        "- { id: writer, name: ./plugins/writer.py }\n"
-    )
-    results: list[ToolResult] = []
-    async with Host(tmp_path / "cordis.yml", watch=True) as host:
-        host.ctx.provide("approval", Denier())
-        reloads = Reloads(host)
-        stop = anyio.Event()
-
-        async def caller(call: dict[str, Any]) -> None:
-            while not stop.is_set():
-                results.append(await host.tools.execute(call))
-                await anyio.lowlevel.checkpoint()
+    config = cordis(tmp_path, "store", "dependent", "writer")
+    async with watched(config, approval=Denier()) as (host, reloads):
+        callers = Callers(host)
 
         async def final_is_live() -> bool:
             return bool((await host.tools.execute({"name": "peek"})).result == "final")
 
         async with anyio.create_task_group() as group:
-            for _ in range(4):
-                group.start_soon(caller, {"name": "peek"})
-                group.start_soon(
-                    caller, {"name": "write_text_file", "args": {"path": "x", "content": "x"}}
-                )
+            callers.start(group, 4, {"name": "peek"}, WRITE_X)
             with anyio.fail_after(60):
                 for step in range(30):
                     write(provider, PROVIDER, version=f"v{step + 1}")
                     await anyio.sleep(PACE)
                 write(provider, PROVIDER, version="final")
                 await reloads.until(final_is_live, seconds=30)
-            stop.set()
+            callers.stop.set()
+    results = callers.results
     codes = Counter(result.code for result in results if result.name == "peek")
     assert set(codes) == {None}, codes
     denied = Counter(result.error for result in results if result.name == "write_text_file")
@@ -455,27 +455,20 @@ def apply(ctx):
 
 
 async def test_a_checker_whose_rollback_fails_too_refuses_calls_until_it_is_back(
-    tmp_path: Path,
+    tmp_path: Path, plugins: Path
 ) -> None:
     """The new version of a plugin that checks calls fails, and so does the old one put
     back (its apply depends on a file now gone): its checks are gone, so every call is
     refused, not run unchecked, until the entry is active again or switched off."""
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
     flag = tmp_path / "flag.txt"
     flag.write_text("on")
     source = plugins / "fragile.py"
     write(source, FRAGILE, flag=str(flag), broken="")
     adder(plugins / "add.py", "v1")
     write(plugins / "writer.py", WRITER, root=str(tmp_path))
-    config = tmp_path / "cordis.yml"
-    entries = "- { id: add, name: ./plugins/add.py }\n- { id: writer, name: ./plugins/writer.py }\n"
-    config.write_text(entries + "- { id: fragile, name: ./plugins/fragile.py }\n")
-    add = {"name": "add", "args": {"a": 1, "b": 2}}
-    write_x = {"name": "write_text_file", "args": {"path": "x", "content": "x"}}
-    async with Host(config, watch=True) as host:
-        host.ctx.provide("approval", Denier())
-        reloads = Reloads(host)
+    config = cordis(tmp_path, "add", "writer", "fragile")
+    add, write_x = ADD_CALL, WRITE_X
+    async with watched(config, approval=Denier()) as (host, reloads):
         assert (await host.tools.execute(add)).ok
         flag.unlink()
         write(source, FRAGILE, flag=str(flag), broken="raise ValueError('broken')")
@@ -501,9 +494,7 @@ async def test_a_checker_whose_rollback_fails_too_refuses_calls_until_it_is_back
         write(source, FRAGILE, flag=str(flag), broken="raise ValueError('broken')")
         assert not (await reloads.next()).ok
         assert (await host.tools.execute(add)).code == "denied"
-        config.write_text(
-            entries + "- { id: fragile, name: ./plugins/fragile.py, enabled: false }\n"
-        )
+        config.write_text(entry("add") + entry("writer") + entry("fragile", ", enabled: false"))
         assert (await reloads.next()).ok
         assert (await host.tools.execute(add)).result == "3 v1"
     assert not (tmp_path / "x").exists()

@@ -50,6 +50,8 @@ class Environment:
         """Interpolate every string inside ``value``; raise MissingVariable with its line."""
         if isinstance(value, str):
             return self._string(value, line)
+        if value is None or isinstance(value, bool | int | float):
+            return value  # the usual scalars, without the Mapping check below
         if isinstance(value, Mapping):
             lines = value.lines if isinstance(value, LocatedDict) else {}
             return {

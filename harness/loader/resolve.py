@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import importlib.util
+import os
 import re
 import stat
 import traceback
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HarnessError, PluginError
-from ..plugin import spec_of
+from ..plugin import check_plugin
 from .builtin import BUILTINS
 from .imports import GRAPH
 from .modules import (
@@ -113,7 +114,7 @@ class Resolver:
         """
         found = self.resolve(name, base)
         try:
-            spec_of(found.plugin)
+            check_plugin(found.plugin)
         except PluginError as exc:
             source = found.source
             if source is not None and source.is_dir():
@@ -149,9 +150,11 @@ class Resolver:
             self._stamps.pop(name, None)
 
     def _path(self, name: str, base: Path) -> Resolved:
-        path = (base / Path(name).expanduser()).resolve()
+        written = str(Path(name).expanduser()) if name.startswith("~") else name
+        # what Path.resolve() gives, without its stat of the result (the one below will do)
+        path = Path(os.path.realpath(os.path.join(base, written)))
         try:
-            mode = path.stat().st_mode  # one call for what the checks below need
+            mode = os.stat(path).st_mode  # one call for what the checks below need
         except OSError:
             mode = 0
         is_package = stat.S_ISDIR(mode)
