@@ -43,6 +43,11 @@ class Clock:
             self._since = anyio.current_time()
             self.scope.deadline = self._since + self.budget - self._spent
 
+    @property
+    def ran_out(self) -> bool:
+        """Whether the budget was spent (the scope the program ran in was cancelled)."""
+        return self.scope.cancelled_caught
+
     def spent(self) -> float:
         """Seconds of running time so far."""
         running = 0.0 if self._since is None else anyio.current_time() - self._since

@@ -15,6 +15,7 @@ tool's pipeline timeout is only a backstop beyond every approval it could wait f
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import fnmatch
 import math
 import time
@@ -29,7 +30,7 @@ from .clock import Clock
 from .config import CodeConfig, show_size
 from .pool import Pool
 from .program import Program, ProgramFailed
-from .results import CallRecord, blocks, canonical, plain
+from .results import CallRecord, blocks, canonical, failure_blocks, plain
 from .stubs import positional, stubs
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ name = "code"
 inject = ["tools"]
 Config = CodeConfig
 RUN_CODE = "run_code"
+PROGRAM_MEDIA_TYPE = "text/x-python"
 
 DESCRIPTION = """\
 Run a short Python program that calls the tools below as async functions, and get back \
@@ -74,8 +76,8 @@ class CodeTool:
         """Values being rendered → (value, program, calls): render gets the value only."""
         self._clocks: dict[tuple[str | None, str], Clock] = {}
         """(session, inner call id) → the clock of the program that call belongs to."""
-        self._timed_out: set[int] = set()
-        """The run_code calls (by ``id``) whose program's clock ran out."""
+        self._failed: dict[int, tuple[str, list[CallRecord], bool]] = {}
+        """Failed run_code calls (by ``id``) → (program, calls, whether its clock ran out)."""
 
     # -- the registry ----------------------------------------------------------------------
 
@@ -126,7 +128,7 @@ class CodeTool:
             max_output=config.max_output,
             stubs=self.stubs(),
         )
-        return define_tool(
+        definition = define_tool(
             name=RUN_CODE,
             description=text,
             parameters={
@@ -141,6 +143,12 @@ class CodeTool:
             timeout=self.backstop(),
             annotations={"read_only": False, "open_world": True},
         )
+        # JSON Schema's annotation of what a string holds: forms show it as a multi-line
+        # editor (the console's Tools page), validation is unchanged.
+        schema = definition.parameters
+        code_schema = {**schema["properties"]["code"], "contentMediaType": PROGRAM_MEDIA_TYPE}
+        properties = {**schema["properties"], "code": code_schema}
+        return dataclasses.replace(definition, parameters={**schema, "properties": properties})
 
     def backstop(self) -> float:
         """The pipeline's timeout for run_code: the program's, plus an approval wait per call
@@ -153,21 +161,28 @@ class CodeTool:
     # -- running ---------------------------------------------------------------------------
 
     async def around(self, call: ToolCall, next: Callable[[], Awaitable[ToolResult]]) -> Any:
-        """``tools/execute``: remember which run_code call the body below runs for; a program
-        whose clock ran out ends ``timeout``, as a tool past its pipeline timeout does."""
+        """``tools/execute``: remember which run_code call the body below runs for. A failed
+        program's blocks still show it and its calls' cards; one whose clock ran out ends
+        ``timeout``, as a tool past its pipeline timeout does."""
         if call.name != RUN_CODE:
             return await next()
         token = _current.set(call)
         try:
-            result = await next()
+            result: ToolResult = await next()
         finally:
             _current.reset(token)
-        if id(call) in self._timed_out:
-            self._timed_out.discard(id(call))
-            return ToolResult.failure(
+            failed = self._failed.pop(id(call), None)
+        if failed is None or result.ok:
+            return result
+        code, records, timed_out = failed
+        if timed_out:
+            result = ToolResult.failure(
                 call, "timeout", f"Tool {RUN_CODE} timed out after {self.config.timeout:g} seconds"
             )
-        return result
+        if not records:  # nothing to show but why
+            return result
+        content = failure_blocks(code, result.error or "", records)
+        return ToolResult(call.id, call.name, None, content, result.error, result.code)
 
     def approval(self, kind: str, fields: dict[str, Any]) -> None:
         """``approval/request`` and ``approval/decided``: pause and restart programs' clocks."""
@@ -188,16 +203,21 @@ class CodeTool:
         known = frozenset(name for name in tools.list() if self.allows(name))
         clock = Clock(self.config.timeout)
         result: dict[str, Any] | None = None
-        with clock.scope:
-            async with self.pool.session(self.stubs()) as session:
-                program = Program(
-                    session, self.config, inner, partial(self.lookup, known=known), parallel
-                )
-                value = await program.run(code)
-                result = canonical(program.output, value, records)
-        if result is None:  # the clock ran out: the scope was cancelled
-            self._timed_out.add(id(parent))
-            raise ProgramFailed(f"Tool {RUN_CODE} timed out after {self.config.timeout:g} seconds")
+        try:
+            with clock.scope:
+                async with self.pool.session(self.stubs()) as session:
+                    program = Program(
+                        session, self.config, inner, partial(self.lookup, known=known), parallel
+                    )
+                    value = await program.run(code)
+                    result = canonical(program.output, value, records)
+            if result is None:  # the clock ran out: the scope was cancelled
+                message = f"Tool {RUN_CODE} timed out after {self.config.timeout:g} seconds"
+                raise ProgramFailed(message)
+        except Exception:
+            if _current.get() is parent:  # around() is there to show it
+                self._failed[id(parent)] = (code, records, result is None and clock.ran_out)
+            raise
         if len(self._shown) > 64:
             self._shown.pop(next(iter(self._shown)))
         self._shown[id(result)] = (result, code, records)

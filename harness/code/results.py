@@ -140,6 +140,14 @@ def blocks(code: str, value: dict[str, Any], records: list[CallRecord]) -> list[
     return out
 
 
+def failure_blocks(code: str, message: str, records: list[CallRecord]) -> list[dict[str, Any]]:
+    """A failed program: itself, the cards of the calls it made, then why it failed."""
+    out: list[dict[str, Any]] = [{"type": "code", "language": "python", "text": code}]
+    out.extend(record.card() for record in records)
+    out.append({"type": "text", "text": message})
+    return out
+
+
 def plain(value: Any) -> list[dict[str, Any]]:
     """Blocks from the canonical value alone (when the program's record is not at hand)."""
     out = []

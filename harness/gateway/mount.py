@@ -186,7 +186,10 @@ class Mount:
         return Reply(value, blocks)
 
     async def elicit(self, params: types.ElicitRequestParams) -> types.ElicitResult:
-        """An upstream elicitation (see :mod:`.elicitation`)."""
+        """An upstream elicitation (see :mod:`.elicitation`); declined unasked where the
+        entry says ``elicitation: decline``."""
+        if self.config.elicitation != "approval":
+            return types.ElicitResult(action="decline")
         return await self.elicitations.elicit(params)
 
 

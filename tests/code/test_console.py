@@ -155,3 +155,19 @@ def test_run_code_on_the_tools_page_asks_inside_the_program_and_nests_its_cards(
     assert program in result.get_by_label("program").inner_text()
     target = served.config.parent / "workspace" / "from-tools.txt"
     assert target.read_text() == "tools page"
+
+
+def test_a_failed_program_on_the_tools_page_keeps_its_nested_cards(page: Any) -> None:
+    page.get_by_role("link", name="Tools").click()
+    region = page.get_by_role("region", name="run_code")
+    editor = region.get_by_label("code", exact=True)
+    assert editor.evaluate("node => node.tagName") == "TEXTAREA"  # a program has lines
+    program = "total = await add(a=2, b=3)\nprint('total', total)\nraise ValueError('no good')"
+    editor.fill(program)
+    region.get_by_role("button", name="Run").click()
+    result = region.get_by_role("region", name="result")
+    result.get_by_text("error code: tool_error").wait_for()
+    card = result.get_by_role("article", name="tool call add")
+    assert "done" in card.inner_text()
+    assert result.get_by_label("program").inner_text() == program
+    assert "ValueError: no good" in result.inner_text()

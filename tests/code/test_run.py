@@ -58,6 +58,7 @@ async def test_the_description_carries_the_stubs(host: Host) -> None:
             "code": {
                 "type": "string",
                 "description": "The Python program; its last expression is the value",
+                "contentMediaType": "text/x-python",
             }
         },
         "required": ["code"],

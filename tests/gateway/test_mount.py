@@ -149,6 +149,31 @@ async def test_elicitation_is_declined_without_an_approval_service(tmp_path: Pat
         assert result.result == {"result": "decline:None"}
 
 
+async def test_elicitation_decline_declines_even_with_an_approval_service(tmp_path: Path) -> None:
+    """`elicitation: decline` is the entry's word: an approval service that would say yes is
+    never asked, and the server's question is declined."""
+    gate = tmp_path / "gate.py"
+    gate.write_text(
+        "asked = []\n"
+        "class Approval:\n"
+        "    async def request(self, call, reason):\n"
+        "        asked.append(call.id)\n"
+        "        return True\n"
+        "def apply(ctx):\n"
+        "    ctx.provide('approval', Approval())\n"
+    )
+    config = write_config(
+        tmp_path, [{"id": "gate", "name": str(gate)}, stdio_entry("up", elicitation="decline")]
+    )
+    async with Host(config) as host:
+        import sys
+
+        module = next(m for m in sys.modules.values() if getattr(m, "__file__", None) == str(gate))
+        result = await host.tools.execute({"id": "1", "name": "up_confirm", "args": {}})
+        assert result.result == {"result": "decline:None"}
+        assert module.asked == []
+
+
 async def test_upstream_list_changed_updates_the_registry(tmp_path: Path) -> None:
     config = write_config(tmp_path, [stdio_entry("up")])
     async with Host(config) as host:

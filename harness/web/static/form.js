@@ -1,7 +1,8 @@
 // A form from a tool's parameter schema (the JSON Schema harness emits, pydantic's $defs
 // included). Every node kind gets a field: enums as selects, booleans as checkboxes,
-// numbers and strings as inputs, arrays as editable lists, objects as fieldsets, oneOf /
-// anyOf as a variant select, `json` ({}) as a text area. The values are sent as typed;
+// numbers and strings as inputs (a string with a `contentMediaType`, such as run_code's
+// program, as a multi-line text area), arrays as editable lists, objects as fieldsets,
+// oneOf / anyOf as a variant select, `json` ({}) as a text area. The values are sent as typed;
 // the server validates them, so its messages (with their argument paths) are the ones shown.
 
 import { el } from "./render.js";
@@ -88,6 +89,13 @@ export function field(node, name, path, required, root) {
   if (kind === "null") {
     const control = el("output", { id, text: "null" });
     return wrap(control, () => ({ present: required, value: null }));
+  }
+  if (kind === "string" && typeof node.contentMediaType === "string") {
+    // JSON Schema's note of what the string holds (text/x-python, text/markdown...): a
+    // program or a long text, edited in a multi-line text area and sent exactly as typed
+    const area = el("textarea", { id, rows: 8, spellcheck: "false", className: "long-text",
+      "data-media-type": node.contentMediaType, ...described });
+    return wrap(area, () => (area.value === "" && !required) ? { present: false } : { present: true, value: area.value });
   }
   if (kind === "string" || kind === "number" || kind === "integer") {
     const input = el("input", { id, type: "text", inputmode: kind === "string" ? undefined : (kind === "integer" ? "numeric" : "decimal"), ...described, autocomplete: "off" });
