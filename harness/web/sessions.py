@@ -47,6 +47,13 @@ def no_agent(entries: list[dict[str, Any]]) -> str:
     entry = found[0]
     where = f"the agent entry {entry['id']!r} in cordis.yml"
     if entry["state"] == "disabled":
+        group = next((e for e in entries if e["id"] == entry.get("group")), None)
+        if group is not None and group["state"] == "disabled":
+            return (
+                f"{where} is in group {group['id']!r}, which is switched off: give its model "
+                "entry a key (docs/agent.md) and switch the group on in Plugins; Plugins and "
+                "Tools work without"
+            )
         return (
             f"{where} is switched off: switch it on in Plugins (or remove its `~` or "
             "`enabled: false`); Plugins and Tools work without"

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import httpx2
 import pytest
 
+from ..helpers import TEMPLATE
 from .conftest import Served, make_project
 
 JSON = {"Content-Type": "application/json"}
@@ -284,6 +285,21 @@ def test_chat_says_why_an_agent_entry_that_is_there_does_not_run(tmp_path: Path)
         while off not in (message := httpx2.get(server.base + "api/sessions").json()["error"]):
             assert time.monotonic() < deadline, message
             time.sleep(0.05)
+    finally:
+        server.close()
+
+
+def test_chat_names_the_switched_off_group_of_the_starter_config(tmp_path: Path) -> None:
+    """The starter config's agent sits in the `assistant` group, off until a key is found:
+    the notice names the group and what to do, not the entry alone."""
+    config = make_project(tmp_path)
+    text = TEMPLATE.read_text().replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
+    config.write_text(text)
+    server = Served(config)
+    try:
+        message = httpx2.get(server.base + "api/sessions").json()["error"]
+        assert "the agent entry 'agent' in cordis.yml is in group 'assistant'" in message
+        assert "which is switched off: give its model entry a key" in message
     finally:
         server.close()
 
