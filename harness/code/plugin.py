@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..tools.approvals import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.define import ToolDefinition, define_tool
+from ..tools.kernel import timeout_result
 from .clock import Clock
 from .config import CodeConfig, show_size
 from .pool import Pool
@@ -176,9 +177,7 @@ class CodeTool:
             return result
         code, records, timed_out = failed
         if timed_out:
-            result = ToolResult.failure(
-                call, "timeout", f"Tool {RUN_CODE} timed out after {self.config.timeout:g} seconds"
-            )
+            result = timeout_result(call, self.config.timeout)
         if not records:  # nothing to show but why
             return result
         content = failure_blocks(code, result.error or "", records)
@@ -212,8 +211,7 @@ class CodeTool:
                     value = await program.run(code)
                     result = canonical(program.output, value, records)
             if result is None:  # the clock ran out: the scope was cancelled
-                message = f"Tool {RUN_CODE} timed out after {self.config.timeout:g} seconds"
-                raise ProgramFailed(message)
+                raise ProgramFailed(timeout_result(parent, self.config.timeout).error or "")
         except Exception:
             if _current.get() is parent:  # around() is there to show it
                 self._failed[id(parent)] = (code, records, result is None and clock.ran_out)

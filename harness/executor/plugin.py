@@ -36,6 +36,7 @@ from ..errors import PluginError
 from ..tools import traces
 from ..tools.calls import ERROR_CODES, ToolCall, ToolResult
 from ..tools.define import ToolDefinition
+from ..tools.kernel import timeout_result
 from .config import ExecutorConfig
 from .connection import Unreachable, connect, generation, head_gone, wait
 from .remote import inside_executor
@@ -151,9 +152,7 @@ class Shipper:
                 data = await wait(future)
             if scope.cancelled_caught:
                 await self._stop(ref, future, tool, kind, handle)
-                return await self._head_lost(call) or ToolResult.failure(
-                    call, "timeout", f"Tool {call.name} timed out after {timeout:g} seconds"
-                )
+                return await self._head_lost(call) or timeout_result(call, timeout)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):  # the cancel is sent whatever happens
                 await self._stop(ref, future, tool, kind, handle)

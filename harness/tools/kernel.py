@@ -225,9 +225,7 @@ async def _finish(
             raise
         return _raised(call, exc)
     if timed_out:
-        return ToolResult.failure(
-            call, "timeout", f"Tool {call.name} timed out after {seconds:g} seconds"
-        )
+        return timeout_result(call, seconds)
     return _outcome(call, tool, value)
 
 
@@ -379,6 +377,13 @@ def contained(call: ToolCall, exc: BaseException) -> ToolResult:
         call,
         "tool_error",
         f"Tool {call.name} raised {type(exc).__name__}" + (f": {detail}" if detail else ""),
+    )
+
+
+def timeout_result(call: ToolCall, seconds: float | None) -> ToolResult:
+    """The ``timeout`` result of a call that ran out of its ``seconds`` (every surface's)."""
+    return ToolResult.failure(
+        call, "timeout", f"Tool {call.name} timed out after {seconds:g} seconds"
     )
 
 
