@@ -126,10 +126,14 @@ def canonical(output: Output, value: Any, records: list[CallRecord]) -> dict[str
     }
 
 
+def _program(code: str, records: list[CallRecord]) -> list[dict[str, Any]]:
+    """The program's block, then each inner call as a nested card."""
+    return [{"type": "code", "language": "python", "text": code}, *(r.card() for r in records)]
+
+
 def blocks(code: str, value: dict[str, Any], records: list[CallRecord]) -> list[dict[str, Any]]:
     """The program, each inner call as a nested card, the output, the value."""
-    out: list[dict[str, Any]] = [{"type": "code", "language": "python", "text": code}]
-    out.extend(record.card() for record in records)
+    out = _program(code, records)
     if value["output"]:
         out.append({"type": "text", "text": value["output"]})
     if value["value"] is not None:
@@ -142,10 +146,7 @@ def blocks(code: str, value: dict[str, Any], records: list[CallRecord]) -> list[
 
 def failure_blocks(code: str, message: str, records: list[CallRecord]) -> list[dict[str, Any]]:
     """A failed program: itself, the cards of the calls it made, then why it failed."""
-    out: list[dict[str, Any]] = [{"type": "code", "language": "python", "text": code}]
-    out.extend(record.card() for record in records)
-    out.append({"type": "text", "text": message})
-    return out
+    return [*_program(code, records), {"type": "text", "text": message}]
 
 
 def plain(value: Any) -> list[dict[str, Any]]:
