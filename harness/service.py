@@ -176,10 +176,7 @@ _VIEW_TYPES: WeakKeyDictionary[type[Any], type[ServiceView[Any]]] = WeakKeyDicti
 def view_of(service: S, caller: Context) -> ServiceView[S]:
     """A view of ``service`` from ``caller``, of its class's view class."""
     kind = type(service)
-    try:
-        view_type = _VIEW_TYPES.get(kind)
-    except TypeError:  # a class that cannot be weakly referenced: the general view
-        view_type = ServiceView
+    view_type = _VIEW_TYPES.get(kind)
     if view_type is None:
         view_type = _VIEW_TYPES[kind] = _view_type(kind)
     return view_type(service, caller)

@@ -101,12 +101,9 @@ class ImportGraph:
                     _candidates(target / name, found, missing)
         return found, missing
 
-    def closure(self, source: Path, resolved: bool = False) -> Closure:
-        """The plugin's own files and every local file they import, transitively.
-
-        ``resolved``: ``source`` is a plugin file's resolved path already (not a folder).
-        """
-        return self._walk(source, resolved, {})
+    def closure(self, source: Path) -> Closure:
+        """The plugin's own files and every local file they import, transitively."""
+        return self._walk(source, False, {})
 
     def stamped_closure(self, source: Path, is_package: bool) -> dict[Path, int]:
         """:meth:`closure`'s files of the resolved plugin file or package folder
