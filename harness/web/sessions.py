@@ -62,7 +62,7 @@ def no_agent(entries: list[dict[str, Any]]) -> str:
     why = entry.get("error") or "; ".join(problems)
     if not why:
         why = "it waits for a service it needs"
-    if "llm" in why:
+    if "'llm'" in why:  # waiting for service(s) 'llm': say which entries provide it
         why += " (an `llm` provider entry: `harness:openai` or `harness:anthropic`, docs/agent.md)"
     return (
         f"{where} is {entry['state']}, not running: {why}. Fix the entry (Plugins and "
