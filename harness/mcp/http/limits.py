@@ -9,6 +9,9 @@
 - **Sessions per client**: one client may hold at most ``sessions_per_client`` live MCP
   sessions, and a session idle for ``idle_session`` seconds is closed
   (:class:`~harness.mcp.http.sessions.SessionsPerClient`).
+- **Shutdown grace**: on Ctrl-C or SIGTERM, requests still running (a tool call, a program
+  in a loop) and open streams get ``shutdown_grace`` seconds to end, then are cancelled;
+  uvicorn alone waits for them however long they take.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class HttpLimits:
     """Seconds a session may go without a request in flight (``--session-idle``)."""
     sessions_per_client: int = 64
     """Live sessions one client may hold (``--sessions-per-client``)."""
+    shutdown_grace: int = 2
 
 
 def header_timeout_protocol(

@@ -90,6 +90,7 @@ async def serve_app(
         forwarded_allow_ips=list(trusted),
         access_log=False,  # at level warning it never shows, yet each response formatted it
         lifespan="on",
+        timeout_graceful_shutdown=limits.shutdown_grace,
     )
     server = _quiet_server(config)
     failed: list[str] = []

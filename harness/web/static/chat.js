@@ -6,7 +6,7 @@
 
 import { api } from "./api.js";
 import { approvalPanel } from "./approval.js";
-import { el, json, renderBlocks, statusClass, statusOf } from "./render.js";
+import { duration, el, inline, json, renderBlocks, statusClass, statusOf } from "./render.js";
 
 export class ChatView {
   constructor(root, say) {
@@ -46,7 +46,8 @@ export class ChatView {
       this.body.hidden = false;
     } catch (error) {
       if (error.status === 503) {
-        this.notice.replaceChildren(el("h3", { text: "No agent to chat with" }), el("p", { text: error.message }));
+        this.notice.replaceChildren(el("h3", { text: "No agent to chat with" }),
+          ...error.message.split("\n").map((line) => el("p", {}, ...inline(line))));
         this.notice.hidden = false;
         this.body.hidden = true;
         return;
