@@ -9,7 +9,8 @@ Registry changes are announced (debounced) with ``notifications/tools/list_chang
 handshake-era connections and as ``ToolsListChanged`` events on 2026-07-28
 ``subscriptions/listen`` streams. ``ask`` decisions become an elicitation: a server-to-client
 request on handshake-era connections, an ``InputRequiredResult`` round trip on 2026-07-28
-ones; clients without elicitation get a denial saying approval is needed. A client's
+ones; a client without elicitation is answered by a console page with its event stream open,
+or denied at once, saying how to approve. A client's
 cancellation cancels the running call.
 """
 
@@ -164,14 +165,10 @@ class McpSurface:
         this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`)."""
         call = ToolCall(request_id, params.name, params.arguments or {})
         # The client's user decides (elicitation), racing the approval object's other
-        # answerers (the console); a client that cannot ask is answered by them alone.
+        # answerers (a console page); a client that cannot ask is answered by them alone.
         asks = capabilities is not None and capabilities.elicitation is not None
-        tools = unwrap(self.root.tools)  # one look-up
-        answerable = self.root.get("approval") is not None or tools.approvals.attached
-        approval = (
-            McpApproval(params, self.seal, capabilities, elicit) if asks or not answerable else None
-        )
-        result = await tools.execute(call, approval=approval)
+        approval = McpApproval(params, self.seal, capabilities, elicit) if asks else None
+        result = await unwrap(self.root.tools).execute(call, approval=approval)
         if result.code == "approval_pending" and result.pending is not None:
             return types.InputRequiredResult(
                 input_requests={APPROVAL_KEY: result.pending.data},

@@ -16,9 +16,11 @@ answered by the first of:
 - ``timeout`` seconds (default 300), which deny.
 
 Then ``approval/decided {id, decision, reason}`` is emitted. A request that nobody could
-answer (no asker, no session whose reader answers, no attached answerer such as the console)
-is denied at once. Nothing reaches this object through a context variable: the call carries
-its session (``ToolCall.session``) and the surface passes its asker. Only ``True`` and
+answer (no asker, no session whose reader answers, and no console page with its event stream
+open, :meth:`Approvals.attach`) is denied at once, saying how to approve it; one that waits
+for a page is denied :data:`GRACE` seconds after the last page closes, unless one reopens.
+Nothing reaches this object through a context variable: the call carries its session
+(``ToolCall.session``) and the surface passes its asker. Only ``True`` and
 :class:`Approved` approve; an asker that raises denies.
 """
 
@@ -27,8 +29,9 @@ from __future__ import annotations
 import logging
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, get_args
 
 import anyio
@@ -43,6 +46,9 @@ Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
 DECISIONS: tuple[Decision, ...] = get_args(Decision)
 TIMEOUT = 300.0
 """Seconds a request waits for an answer before it is denied (``approval_timeout``)."""
+GRACE = 5.0
+"""Seconds a request waiting for a console page outlives the last page (a reload
+reconnects within a second or two)."""
 _SCOPES: dict[str | None, ApprovalScope] = {
     "allow_once": "once",
     "allow_session": "session",
@@ -92,10 +98,14 @@ class Approvals:
         """Session (None: calls without one) → tools allowed for it (``allow_session``)."""
         self._always: set[str] = set()
         self._attached = 0
+        self._change: anyio.Event | None = None
+        """Set (and dropped) when a page attaches or detaches."""
 
     def attach(self) -> Callable[[], None]:
-        """Declare an answerer of session-less requests (a console); return its detach."""
+        """Declare a person who sees session-less requests: a console page with its event
+        stream open, for as long as it is open. Returns its detach."""
         self._attached += 1
+        self._changed()
         detached = False
 
         def detach() -> None:
@@ -103,13 +113,31 @@ class Approvals:
             if not detached:
                 detached = True
                 self._attached -= 1
+                self._changed()
 
         return detach
 
     @property
     def attached(self) -> bool:
-        """Whether an answerer of session-less requests is attached."""
+        """Whether a person who sees session-less requests is attached."""
         return self._attached > 0
+
+    def _changed(self) -> None:
+        change, self._change = self._change, None
+        if change is not None:
+            change.set()
+
+    async def _unwatched(self, call: ToolCall) -> Denied:
+        """The denial of ``call`` once no page has been attached for :data:`GRACE` seconds."""
+        while True:
+            change = self._change = self._change or anyio.Event()
+            if self._attached:
+                await change.wait()
+                continue
+            with anyio.move_on_after(GRACE) as grace:
+                await change.wait()
+            if grace.cancelled_caught:
+                return Denied(unanswerable(call, "the last console page that showed it was closed"))
 
     async def request(self, call: ToolCall, reason: str) -> bool:
         """Ask whoever is attached about ``call``; True only when it was approved."""
@@ -127,28 +155,33 @@ class Approvals:
                 return Approved("always")
             if call.session is None and not self._attached:
                 return Denied(
-                    "approval needed, and no console is attached to ask (nor a terminal or "
-                    "a client that can ask its user)"
+                    unanswerable(call, "the caller cannot ask a person and no console page is open")
                 )
         request = Request(secrets.token_urlsafe(16), call, reason)
         self._open[request.id] = request
         fields = request.to_dict()
         del fields["display"]
         self._emit("approval/request", fields)
+        # what races answer(): the call's own asker, or (nobody else can answer) the pages
+        rival: Callable[[], Awaitable[Approved | Denied | Pending]] | None = None
+        if asker is not None:
+            rival = partial(decide, asker, call, reason)
+        elif call.session is None:
+            rival = partial(self._unwatched, call)
         answered: Approved | Denied | Pending | None = None
         try:
             with anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None):
-                if asker is None:
+                if rival is None:
                     await request.done.wait()
                 else:
                     async with anyio.create_task_group() as group:
 
-                        async def ask() -> None:
+                        async def race(rival: Callable[[], Awaitable[Any]]) -> None:
                             nonlocal answered
-                            answered = await decide(asker, call, reason)
+                            answered = await rival()
                             group.cancel_scope.cancel()
 
-                        group.start_soon(ask)
+                        group.start_soon(race, rival)
                         await request.done.wait()
                         group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
@@ -225,3 +258,14 @@ class Approvals:
                 "reason": why,
             },
         )
+
+
+def unanswerable(call: ToolCall, why: str) -> str:
+    """Why nobody answered ``call``'s approval (``why``: no page open, say), and how to
+    approve it."""
+    name = call.name
+    return (
+        f"nobody can answer its approval: {why}; approve it from an MCP client with "
+        f"elicitation, with `harness call {name} --yes`, in the web console (open it first: "
+        f"it asks there), or with a rule `{name}: allow` in the policy"
+    )
