@@ -31,6 +31,8 @@ from ..loader.config import read_config
 from ..tools.approval import show_args, visible
 from .chat_commands import ALIASES, COMMANDS, command_of, message_of, run_command
 from .chat_input import ChatInput, Interrupted, chat_input
+from .logs import failures_reported
+from .problems import report_failures
 
 QUESTION = "allow [o]nce, for this [s]ession, [a]lways, or [d]eny?"
 CHOICES = {
@@ -290,6 +292,8 @@ async def _chat(
                 from .no_agent import why_no_agent
 
                 raise ChatError(why_no_agent(host, options.config_path))
+            report_failures(host.status(), host.problems())  # a failed mount, say
+            failures_reported()  # a plugin failing from now on (a lost server) is logged
             agent.save_always_to(options.config_path.absolute())  # the file chat runs on
             from ..agent.session import model_label
 

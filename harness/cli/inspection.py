@@ -14,6 +14,7 @@ import click
 
 from ..tools.formats import FORMATS
 from .options import common, options_of
+from .problems import report_failures
 
 if TYPE_CHECKING:
     from ..host import EntryStatus
@@ -47,8 +48,8 @@ def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
         from .problems import report_problems
         from .tables import status_table
 
-        if statuses:
-            _console().print(status_table(statuses, with_tools=False))
+        if statuses:  # the errors follow as problems, with file and line: not in the table
+            _console().print(status_table(statuses, with_tools=False, with_error=False))
         report_problems(problems, live=False)
         if not problems:
             click.echo("ok: no problems")
@@ -105,6 +106,7 @@ def tools(
 
     async def main() -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
         async with options.host() as host:
+            report_failures(host.status(), host.problems())
             service = host.tools
             if markdown:
                 from ..tools.reference import tools_markdown

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..loader.problems import Problem, fix_hint
+
+if TYPE_CHECKING:
+    from ..host import EntryStatus
 
 
 def report_problems(problems: list[Problem], *, live: bool) -> None:
@@ -14,3 +19,18 @@ def report_problems(problems: list[Problem], *, live: bool) -> None:
         click.echo(f"problem: {problem}", err=True)
     if problems:
         click.echo(f"{len(problems)} problem(s): {fix_hint(live)}", err=True)
+
+
+def report_failures(statuses: list[EntryStatus], problems: list[Problem]) -> None:
+    """One line on stderr per entry that failed (its first problem, with file and line).
+
+    What ``tools`` and ``call`` print: a failed entry does not change their exit code
+    (DESIGN §6), so the line is how a person, or a script reading stderr, learns that the
+    entry's tools are missing; stdout keeps the answer alone (valid JSON under ``--json``).
+    Entries only waiting for a service cost nothing here: ``harness check`` lists them.
+    """
+    failed = {status.id for status in statuses if status.state == "failed"}
+    for problem in problems:
+        if problem.entry in failed:
+            failed.discard(problem.entry)
+            click.echo(f"failed: {problem}", err=True)

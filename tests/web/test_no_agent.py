@@ -104,7 +104,7 @@ def test_the_notice_names_the_cause_the_fix_and_the_demo(browser: Any, served: S
             MODEL + AGENT,
             "The model entry 'model' failed to start, so the agent 'agent' waits for an "
             f"`llm` service: {config}:{ends + 3}: entry 'model': invalid config for plugin "
-            "'model': Value error, api_key is empty, and https://api.openai.com/v1 is "
+            "'model': api_key is empty, and https://api.openai.com/v1 is "
             "not a local server; set api_key (for instance api_key: ${OPENAI_API_KEY}) and "
             "export the key.",
         )

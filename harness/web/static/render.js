@@ -82,7 +82,7 @@ export function callCard(block) {
   const article = el("article", { className: "card nested", "aria-label": `tool call ${block.name}`, "data-call": block.id ?? "" },
     el("h3", {}, el("code", { text: String(block.name ?? "tool") }), " — ",
       el("span", { className: statusClass(status), text: status }), " ",
-      el("span", { className: "muted", text: block.duration_ms == null ? "" : `${block.duration_ms} ms` })),
+      el("span", { className: "muted", text: duration(block.duration_ms) })),
     el("details", {}, el("summary", { text: "arguments" }), json(block.args ?? {})),
     renderBlocks(block.content));
   if (block.error) article.append(el("p", { className: "error", text: `${block.code}: ${block.error}` }));
@@ -108,9 +108,11 @@ export function prose(text) {
   const out = el("div", { className: "prose" });
   let lines = [];
   let fence = null; // the open fence's code lines, or null in prose
-  const flush = () => {
-    const chunk = lines.join("\n").replace(/^\n+|\n+$/g, "");
-    if (chunk) out.append(el("p", {}, ...inline(chunk)));
+  const flush = () => { // a blank line ends a paragraph; other line breaks are kept
+    for (const chunk of lines.join("\n").split(/\n[ \t]*\n/)) {
+      const text = chunk.replace(/^\n+|\n+$/g, "");
+      if (text) out.append(el("p", {}, ...inline(text)));
+    }
     lines = [];
   };
   for (const line of String(text ?? "").split("\n")) {
