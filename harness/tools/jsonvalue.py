@@ -35,6 +35,9 @@ MAX_DIGITS = 4300
 BIG: int = 10**MAX_DIGITS
 """The least int of more than :data:`MAX_DIGITS` digits: an int ``n`` is JSON when
 ``-BIG < n < BIG``."""
+_CARRY = "(the most a JSON number may have here)"
+TOO_LONG = f"an integer of more than {MAX_DIGITS} digits {_CARRY}"
+"""What an int too long to be JSON is called in messages."""
 
 _isfinite = math.isfinite
 
@@ -137,7 +140,7 @@ def _walk(value: Any, limit: int, paths: bool) -> str | None:
             continue
         if isinstance(item, int):
             if not -BIG < item < BIG:
-                return f"{path} is an integer of more than {MAX_DIGITS} digits {_CARRY}"
+                return f"{path} is {TOO_LONG}"
             continue
         if isinstance(item, float):
             if not _isfinite(item):
@@ -169,9 +172,6 @@ def _walk(value: Any, limit: int, paths: bool) -> str | None:
                 "numbers, strings, lists and objects)"
             )
     return None
-
-
-_CARRY = "(the most a JSON number may have here)"
 
 
 def _has_surrogate(text: str) -> bool:

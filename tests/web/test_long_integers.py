@@ -118,8 +118,10 @@ def test_a_tool_or_program_returning_a_long_int_leaves_the_session_usable(
     tool, program = (m["content"] for m in sent(model, 4).results())
     assert "Tool big returned invalid output" in tool
     assert f"$ is {EXPECTED}" in tool
-    assert "Tool run_code returned invalid output" in program
-    assert f"the result is not valid JSON: $.value is {EXPECTED}" in program
+    assert json.loads(program) == {
+        "error": f"the program's value holds {EXPECTED}",
+        "code": "tool_error",
+    }
     record = httpx2.get(sessions + session)
     assert record.status_code == 200, record.text
     events = record.json()["events"]
