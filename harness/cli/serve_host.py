@@ -14,12 +14,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
 from rich.console import Console
 
 from ..host import Host
+from .logs import failures_reported
 from .problems import report_problems
 from .tables import status_table
 from .token_notice import (
@@ -30,6 +31,9 @@ from .token_notice import (
     token_lines,
     write_token,
 )
+
+if TYPE_CHECKING:
+    from ..mcp.http.limits import HttpLimits
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,23 @@ class Serving:
     """Host names accepted beside the bind address's own (``--allow-host``)."""
     generated: bool = False
     """The token was made by this run (:mod:`.token_notice`), not given."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Whose forwarded headers are believed (``--trust-proxy``): none by default."""
+    sessions_per_client: int | None = None
+    """MCP sessions one client may hold (``--sessions-per-client``); None: the default."""
+    session_idle: float | None = None
+    """Seconds an MCP session may idle (``--session-idle``); None: the default."""
+
+    def limits(self) -> HttpLimits:
+        """The :class:`~harness.mcp.http.limits.HttpLimits` of these options."""
+        from ..mcp.http.limits import HttpLimits
+
+        limits = HttpLimits()
+        if self.sessions_per_client is not None:
+            limits = replace(limits, sessions_per_client=self.sessions_per_client)
+        if self.session_idle is not None:
+            limits = replace(limits, idle_session=self.session_idle)
+        return limits
 
 
 async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> None:
@@ -91,11 +112,13 @@ async def _serve(
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with host:
             if table:
-                # with MCP on stdio, stdout belongs to the protocol
+                # with MCP on stdio, stdout belongs to the protocol; the errors follow as
+                # problems, with file and line
                 Console(stderr=serving.transport == "stdio").print(
-                    status_table(host.status(), with_tools=True)
+                    status_table(host.status(), with_tools=True, with_error=False)
                 )
             report_problems(host.problems(), live=host.watch)
+            failures_reported()  # a plugin failing from now on (a lost server) is logged
             console = None
             if serving.transport == "http" and serving.web:
                 from ..web import WebConsole, console_app
@@ -152,7 +175,9 @@ async def _serve(
                             ready,
                             wrap,
                             serving.allow_hosts,
+                            limits=serving.limits(),
                             throttle=throttle,
+                            trusted_proxies=serving.trusted_proxies,
                         )
                     )
                 elif serving.transport == "stdio":
