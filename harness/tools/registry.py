@@ -25,6 +25,7 @@ from .define import ToolDefinition
 from .function import tool as tool_from_function
 from .gates import Gates
 from .holds import Hold, failed_checkers
+from .reserved import Clash, Reservation, clashes
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -61,6 +62,7 @@ class ToolRegistry:
         """Tool names in list order; None until computed after a change."""
         self._snapshots: dict[tuple[str, bool], builtins.list[dict[str, Any]]] = {}
         """Frozen schemas per (format, strict), built once per registry change."""
+        self._reserved: builtins.list[Reservation] = []
 
     # -- registry ------------------------------------------------------------------------
 
@@ -178,6 +180,34 @@ class ToolRegistry:
             self._snapshots[key] = cached
         return list(cached)
 
+    # -- reserved names ------------------------------------------------------------------
+
+    @caller_aware
+    def reserve(
+        self, names: Mapping[str, str], *, caller: Context | None = None
+    ) -> Callable[[], None]:
+        """Keep ``names`` for the calling plugin without registering tools under them (see
+        :mod:`.reserved`); each maps to what a tool taking it causes, and what to do.
+
+        Another plugin's tool of such a name still registers; :meth:`clashes` reports it.
+        """
+        owner = caller or self.ctx
+        reservation = Reservation(dict(names), owner, next(self._seq))
+
+        def setup() -> Callable[[], None]:
+            self._reserved.append(reservation)
+            return lambda: self._reserved.remove(reservation)
+
+        dispose: Callable[[], None] = owner.effect(setup)
+        return dispose
+
+    def clashes(self) -> builtins.list[Clash]:
+        """Each tool registered under a name another plugin reserves, for the later entry."""
+        if not self._reserved:
+            return []
+        tools = {name: (entry.context, entry.seq) for name, entry in self._tools.items()}
+        return clashes(self._reserved, tools, self._rank)
+
     # -- fail-closed gates ---------------------------------------------------------------
 
     @caller_aware
@@ -248,17 +278,20 @@ class ToolRegistry:
 
     def _ordered(self) -> builtins.list[str]:
         if self._order is None:
-            last = len(self._positions)
-
-            def rank(entry: Entry) -> tuple[int, int]:
-                fiber, top = entry.context.fiber, None
-                while fiber is not None:
-                    top, fiber = fiber, fiber.parent.fiber
-                place = last if top is None else self._positions.get(top.name, last)
-                return place, entry.seq
-
-            self._order = sorted(self._tools, key=lambda name: rank(self._tools[name]))
+            tools = self._tools
+            self._order = sorted(
+                tools, key=lambda name: self._rank(tools[name].context, tools[name].seq)
+            )
         return self._order
+
+    def _rank(self, context: Context, seq: int) -> tuple[int, int]:
+        """Where a plugin's tool goes: the config position of its top-level plugin (unplaced
+        ones last), then ``seq``, its registration order."""
+        fiber, top = context.fiber, None
+        while fiber is not None:
+            top, fiber = fiber, fiber.parent.fiber
+        last = len(self._positions)
+        return (last if top is None else self._positions.get(top.name, last)), seq
 
 
 def _still_failed(fiber: Fiber) -> bool:
