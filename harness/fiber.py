@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from .context import Context
     from .runtime import Runtime
 
+ENTRY_FAILED = "harness_entry_failed"
+"""The attribute set (true) on the log record of a plugin that failed."""
+
 
 class FiberState(StrEnum):
     """Where a plugin is in its life."""
@@ -244,7 +247,11 @@ class Fiber:
     def _fail(self, exc: BaseException) -> None:
         self.error = exc
         self._set_state(FiberState.FAILED)
-        self.logger.error("plugin %r failed: %s", self.name, exc, exc_info=exc)
+        # marked, so that a caller which reports entry problems itself (the command line,
+        # with file and line) can leave this record out
+        self.logger.error(
+            "plugin %r failed: %s", self.name, exc, exc_info=exc, extra={ENTRY_FAILED: True}
+        )
         self._settle()
 
     def _settle(self) -> None:

@@ -223,11 +223,18 @@ def validate_config(spec: PluginSpec, raw: Any) -> Any:
 
 
 def issues_of(error: pydantic.ValidationError) -> list[str]:
-    """Every issue of a pydantic error as ``path: message``."""
+    """Every issue of a pydantic error as ``path: message``.
+
+    A validator's own ``ValueError`` (or ``AssertionError``) is already written for people:
+    its text is used as it is, without pydantic's "Value error, " in front.
+    """
     issues = []
     for item in error.errors(include_url=False):
         path = format_path(item["loc"])
-        issues.append(f"{path}: {item['msg']}" if path else str(item["msg"]))
+        raised = item.get("ctx", {}).get("error")
+        own = item["type"] in ("value_error", "assertion_error") and str(raised or "")
+        message = own or str(item["msg"])
+        issues.append(f"{path}: {message}" if path else message)
     return issues
 
 

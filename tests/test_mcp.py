@@ -166,7 +166,10 @@ async def test_ask_without_elicitation_is_denied_saying_approval_is_needed(
     assert result.is_error is True
     assert text(result) == (
         "Tool denied: the policy asks before write_text_file runs (rule 'write_text_file') "
-        "(approval needed, and this MCP client cannot ask its user (no elicitation))"
+        "(nobody can answer its approval: the caller cannot ask a person and no console page "
+        "is open; approve it from an MCP client with elicitation, with `harness call "
+        "write_text_file --yes`, in the web console (open it first: it asks there), or with a "
+        "rule `write_text_file: allow` in the policy)"
     )
     assert not (workspace / "x.txt").exists()
 

@@ -245,10 +245,10 @@ class Session:
             try:
                 answer = await llm.complete(request, on_text)
             except LLMError as exc:
-                traces.fail(span, exc.code, str(exc))
+                traces.fail(span, exc.code, str(exc), content)
                 raise
             except BaseException as exc:
-                traces.failed(span, exc)
+                traces.failed(span, exc, content)
                 raise
             spans.end_chat(span, self._span, answer, content)
             return answer

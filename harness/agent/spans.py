@@ -81,7 +81,7 @@ def end_turn(
     span.set_attribute("gen_ai.usage.output_tokens", opened.output_tokens)
     span.set_attribute("harness.turn.reason", reason)
     if reason == "error":
-        traces.fail(span, kind or "error", error or "")
+        traces.fail(span, kind or "error", error or "", content)
     if content and answer:
         span.set_attribute("gen_ai.output.messages", traces.dumps([_message("assistant", answer)]))
 

@@ -11,6 +11,7 @@ import anyio
 import click
 
 from .options import common, options_of
+from .problems import report_failures
 
 if TYPE_CHECKING:
     from ..tools.calls import ToolCall, ToolResult
@@ -67,6 +68,7 @@ def call(
 
     async def main() -> ToolResult:
         async with options.host() as host:
+            report_failures(host.status(), host.problems())
             # the terminal decides this call's approvals, even beside an agent's broker
             result: ToolResult = await host.tools.execute(
                 ToolCall("cli", name, args_json if args_json is not None else {}),

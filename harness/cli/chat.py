@@ -2,10 +2,12 @@
 
 ``harness chat`` streams the model's text, shows one card per tool call (name, status,
 arguments, duration, the rendered blocks), asks for approvals inline (once, for the session,
-always, deny), and cancels the running turn on Ctrl-C (a second Ctrl-C, or one while no turn
-runs, exits). ``-m TEXT`` runs one turn and exits (1 when it ended in error or was
-cancelled); ``--session ID`` resumes a session; ``--yes`` approves every request once.
-``harness sessions`` lists the sessions of the config's agent without starting a model.
+always, deny), and cancels the running turn on Ctrl-C (a second Ctrl-C exits). What the
+person types comes from :mod:`.chat_input` (a line editor on a terminal, lines otherwise);
+slash commands (:mod:`.chat_commands`) run here and never reach the model. ``-m TEXT`` runs
+one turn, or one command, and exits (1 when the turn ended in error or was cancelled, or the
+command is unknown); ``--session ID`` resumes a session; ``--yes`` approves every request
+once. ``harness sessions`` lists the sessions of the config's agent without starting a model.
 """
 
 from __future__ import annotations
@@ -13,14 +15,11 @@ from __future__ import annotations
 import json
 import signal
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 from rich.console import Console, Group
 from rich.padding import Padding
 from rich.panel import Panel
@@ -30,7 +29,12 @@ from ..errors import HarnessError
 from ..host import Host
 from ..loader.config import read_config
 from ..tools.approval import show_args, visible
+from .chat_commands import ALIASES, COMMANDS, command_of, message_of, run_command
+from .chat_input import ChatInput, Interrupted, chat_input
+from .logs import failures_reported
+from .problems import report_failures
 
+QUESTION = "allow [o]nce, for this [s]ession, [a]lways, or [d]eny?"
 CHOICES = {
     "o": "allow_once",
     "s": "allow_session",
@@ -70,50 +74,19 @@ class ChatError(HarnessError):
     """Raised when ``harness chat`` cannot start (no agent in the config, say)."""
 
 
-class _Lines:
-    """Lines from standard input, read by one daemon thread shared by all prompts.
-
-    A daemon thread, not a worker thread: a read blocked on the terminal must not keep the
-    process from exiting after Ctrl-C.
-    """
-
-    def __init__(self) -> None:
-        self.send, self.receive = anyio.create_memory_object_stream[str | None](64)
-
-    def start(self) -> None:
-        token = anyio.lowlevel.current_token()
-
-        def read() -> None:
-            while True:
-                try:
-                    line = sys.stdin.readline()
-                except (OSError, ValueError):
-                    line = ""
-                try:
-                    anyio.from_thread.run_sync(self.send.send_nowait, line or None, token=token)
-                except Exception:  # the loop is gone, or nobody reads: stop
-                    return
-                if not line:
-                    return
-
-        threading.Thread(target=read, name="harness-chat-input", daemon=True).start()
-
-    async def read(self) -> str | None:
-        try:
-            return await self.receive.receive()
-        except anyio.EndOfStream:
-            return None
-
-
 class Chat:
     """One terminal conversation."""
 
-    def __init__(self, host: Host, console: Console, yes: bool, interactive: bool) -> None:
+    def __init__(
+        self, host: Host, console: Console, yes: bool, interactive: bool, input: ChatInput
+    ) -> None:
         self.host = host
+        self.agent: Any = host.ctx.agent
         self.console = console
         self.yes = yes
         self.interactive = interactive
-        self.lines = _Lines()
+        self.input = input
+        self.asking = anyio.Lock()  # one approval question at a time
         self.session: Any = None
         self.turn_running = False
         self.interrupted = False
@@ -241,22 +214,25 @@ class Chat:
         if not self.interactive:
             broker.answer(event["id"], "deny", "no terminal to ask; run harness chat with --yes")
             return
+        async with self.asking:
+            try:
+                await self._ask(broker, event["id"])
+            except Interrupted:  # Ctrl-C at the question: as Ctrl-C during the turn
+                self.interrupt()
+
+    async def _ask(self, broker: Any, request_id: str) -> None:
         while True:
-            self.console.print(
-                "[bold]allow \\[o]nce, for this \\[s]ession, \\[a]lways, or \\[d]eny?[/] ", end=""
-            )
-            line = await self.lines.read()
+            line = await self.input.answer(QUESTION)
             if line is None:
-                broker.answer(event["id"], "deny", "no answer (end of input)")
+                broker.answer(request_id, "deny", "no answer (end of input)")
                 return
             choice = line.strip().lower()[:1]
             if choice in CHOICES:
                 reason = None
                 if choice == "d":
-                    self.console.print("[bold]reason (optional):[/] ", end="")
-                    reason = ((await self.lines.read()) or "").strip() or None
+                    reason = ((await self.input.answer("reason (optional):")) or "").strip()
                 try:
-                    broker.answer(event["id"], CHOICES[choice], reason)
+                    broker.answer(request_id, CHOICES[choice], reason or None)
                 except HarnessError as exc:
                     self.console.print(f"[red]{type(exc).__name__}:[/] {exc}", highlight=False)
                     continue
@@ -283,15 +259,19 @@ class Chat:
         return str(reason)
 
     async def on_signals(self, signals: Any, stop: Callable[[], None]) -> None:
+        self._stop = stop
         async for _ in signals:
-            if self.turn_running and not self.interrupted:
-                self.interrupted = True
-                self.console.print("\n[yellow]cancelling the turn (Ctrl-C again to exit)[/]")
-                self.session.cancel()
-            else:
-                self.console.print()
-                stop()
-                return
+            self.interrupt()
+
+    def interrupt(self) -> None:
+        """Ctrl-C: cancel the running turn; a second one, or one between turns, exits."""
+        if self.turn_running and not self.interrupted:
+            self.interrupted = True
+            self.console.print("\n[yellow]cancelling the turn (Ctrl-C again to exit)[/]")
+            self.session.cancel()
+        else:
+            self.console.print()
+            self._stop()
 
 
 def visible_block(text: str) -> str:
@@ -312,11 +292,14 @@ async def _chat(
                 from .no_agent import why_no_agent
 
                 raise ChatError(why_no_agent(host, options.config_path))
+            report_failures(host.status(), host.problems())  # a failed mount, say
+            failures_reported()  # a plugin failing from now on (a lost server) is logged
             agent.save_always_to(options.config_path.absolute())  # the file chat runs on
             from ..agent.session import model_label
 
             err.print(f"model: {model_label(host.ctx.get('llm'))}", highlight=False, markup=False)
-            chat = Chat(host, console, yes, interactive)
+            reader = chat_input(console, options.config_path, [*COMMANDS, *ALIASES])
+            chat = Chat(host, console, yes, interactive, reader)
             chat.session = agent.session(session_id)
             if session_id:
                 turns = sum(1 for e in chat.session.events if e["type"] == "turn/start")
@@ -326,26 +309,44 @@ async def _chat(
             code = 0
             async with anyio.create_task_group() as group:
                 group.start_soon(chat.on_signals, signals, group.cancel_scope.cancel)
-                chat.lines.start()
+                reader.start()
                 if message is not None:
-                    reason = await chat.turn(message)
-                    code = 0 if reason in ("done", "max_steps") else 1
+                    code = await _one(chat, message)
                 else:
-                    await _repl(chat)
+                    await _repl(chat, getattr(reader, "history_note", ""))
                 group.cancel_scope.cancel()
             return code
 
 
-async def _repl(chat: Chat) -> None:
-    chat.console.print("[dim]type a message; Ctrl-C cancels a turn, Ctrl-D or /exit quits[/]")
+async def _one(chat: Chat, line: str) -> int:
+    """``-m TEXT``: one turn, or one command; the exit code."""
+    command = command_of(line)
+    if command is not None:
+        known = ALIASES.get(command, command) in COMMANDS
+        await run_command(chat, line)
+        return 0 if known else 1
+    reason = await chat.turn(message_of(line))
+    return 0 if reason in ("done", "max_steps") else 1
+
+
+async def _repl(chat: Chat, note: str) -> None:
+    chat.console.print(
+        "[dim]type a message (Alt-Enter for a new line); /help lists the commands; Ctrl-C "
+        "cancels a turn, Ctrl-D or /quit quits[/]"
+    )
+    if note:
+        chat.console.print(f"[yellow]{visible(note)}[/]")
     while True:
-        chat.console.print("[bold green]you>[/] ", end="")
-        line = await chat.lines.read()
-        if line is None or line.strip() in ("/exit", "/quit"):
-            chat.console.print()
+        line = await chat.input.message()
+        if line is None:
             return
-        if line.strip():
-            await chat.turn(line.rstrip("\n"))
+        if not line.strip():
+            continue
+        if command_of(line) is not None:
+            if await run_command(chat, line.strip()):
+                return
+            continue
+        await chat.turn(message_of(line))
 
 
 def run_chat(

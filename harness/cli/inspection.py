@@ -14,6 +14,7 @@ import click
 
 from ..tools.formats import FORMATS
 from .options import common, options_of
+from .problems import report_failures
 
 if TYPE_CHECKING:
     from ..host import EntryStatus
@@ -34,12 +35,12 @@ def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
     """Load everything once and report every problem; exit 1 on any."""
     options = options_of(ctx, **shared)
 
-    async def main() -> tuple[list[Problem], list[EntryStatus]]:
+    async def main() -> tuple[list[Problem], list[EntryStatus], bool]:
         host = options.host(lenient=True)
         async with host:
-            return host.problems(), host.status()
+            return host.problems(), host.status(), host.loaded is None
 
-    problems, statuses = anyio.run(main)
+    problems, statuses, unread = anyio.run(main)
     if as_json:
         report = {"ok": not problems, "problems": [p.to_dict() for p in problems]}
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
@@ -47,9 +48,9 @@ def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
         from .problems import report_problems
         from .tables import status_table
 
-        if statuses:
-            _console().print(status_table(statuses, with_tools=False))
-        report_problems(problems, live=False)
+        if statuses:  # the errors follow as problems, with file and line: not in the table
+            _console().print(status_table(statuses, with_tools=False, with_error=False))
+        report_problems(problems, live=False, unread=unread)
         if not problems:
             click.echo("ok: no problems")
     sys.exit(1 if problems else 0)
@@ -105,6 +106,7 @@ def tools(
 
     async def main() -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
         async with options.host() as host:
+            report_failures(host.status(), host.problems())
             service = host.tools
             if markdown:
                 from ..tools.reference import tools_markdown

@@ -20,6 +20,7 @@ import anyio
 from rich.console import Console
 
 from ..host import Host
+from .logs import failures_reported
 from .problems import report_problems
 from .tables import status_table
 from .token_notice import (
@@ -91,11 +92,13 @@ async def _serve(
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with host:
             if table:
-                # with MCP on stdio, stdout belongs to the protocol
+                # with MCP on stdio, stdout belongs to the protocol; the errors follow as
+                # problems, with file and line
                 Console(stderr=serving.transport == "stdio").print(
-                    status_table(host.status(), with_tools=True)
+                    status_table(host.status(), with_tools=True, with_error=False)
                 )
             report_problems(host.problems(), live=host.watch)
+            failures_reported()  # a plugin failing from now on (a lost server) is logged
             console = None
             if serving.transport == "http" and serving.web:
                 from ..web import WebConsole, console_app

@@ -55,7 +55,8 @@ such as asyncio, json, re, math, datetime and collections import. Every call goe
 the same policy and approvals as a direct call; a failed call raises an exception whose \
 text begins with its code ("denied: Tool denied: ..."), which the program may catch with \
 `except Exception as e` (`str(e)` is all it carries). Limits: {timeout:g} s for the whole \
-program, {max_calls} tool calls, {memory} of memory, {max_output} characters of output.
+program, {max_calls} tool calls, {memory} of memory, {max_output} characters of output \
+and value together.
 
 The tools, as Python stubs (top-level `await` works):
 ```python

@@ -43,6 +43,8 @@ class Pool:
             request_timeout=config.timeout + 10,
         )
         self._slots = anyio.Semaphore(config.workers)
+        self._live: set[Session] = set()
+        """Sessions holding a worker now."""
         self.steps = 0
         """Steps run so far, by every session: each is one hop to a thread and back."""
         self._started = False
@@ -53,7 +55,13 @@ class Pool:
         self._started = True
 
     async def close(self) -> None:
-        """Stop every worker (the entry is unloading)."""
+        """Stop every worker (the entry is unloading, or the host is stopping).
+
+        A worker still checked out is killed first: Monty's pool returns from its exit at
+        once and leaves such a worker running its program until a limit ends it.
+        """
+        for session in list(self._live):
+            session.kill()
         if self._started:
             self._started = False
             with anyio.CancelScope(shield=True):
@@ -103,6 +111,7 @@ class Session:
             await self.step(self.monty.__enter__)
             self._entered = True
             self._pid = self.monty.worker_pid
+            self._pool._live.add(self)
         except BaseException:
             self._jobs.put(None)
             self._pool._slots.release()
@@ -116,6 +125,7 @@ class Session:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                     await self.step(self.monty.__exit__, None, None, None)
         finally:
+            self._pool._live.discard(self)
             self._jobs.put(None)
             self._pool._slots.release()
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import mcp_types as types
 
 from ..tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
+from ..tools.approvals import unanswerable
 from ..tools.calls import ToolCall
 
 _log = logging.getLogger("harness.mcp")
@@ -74,7 +75,7 @@ class McpApproval:
         capabilities = self.capabilities
         if capabilities is None or capabilities.elicitation is None:
             return Denied(
-                "approval needed, and this MCP client cannot ask its user (no elicitation)"
+                unanswerable(call, "this MCP client cannot ask its user (no elicitation)")
             )
         message = prompt(call, reason)
         if self.elicit is not None:

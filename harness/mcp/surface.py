@@ -9,7 +9,8 @@ Registry changes are announced (debounced) with ``notifications/tools/list_chang
 handshake-era connections and as ``ToolsListChanged`` events on 2026-07-28
 ``subscriptions/listen`` streams. ``ask`` decisions become an elicitation: a server-to-client
 request on handshake-era connections, an ``InputRequiredResult`` round trip on 2026-07-28
-ones; clients without elicitation get a denial saying approval is needed. A client's
+ones; a client without elicitation is answered by a console page with its event stream open,
+or denied at once, saying how to approve. A client's
 cancellation cancels the running call.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import functools
 import io
 import logging
+import secrets
 import weakref
 from collections.abc import Sequence
 from typing import Any, BinaryIO
@@ -76,6 +78,8 @@ class McpSurface:
         self.root = root
         self.bus = InMemorySubscriptionBus()
         self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._clients: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
+        """Handshake-era connections → the client session their calls carry."""
         self._told: weakref.WeakSet[Any] = weakref.WeakSet()
         """Handshake-era connections already sent the host's problems."""
         self.notifications = 0
@@ -147,11 +151,13 @@ class McpSurface:
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        self._remember(ctx)
-        elicit = None
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:  # ask while the call waits
+        connection = self._remember(ctx)
+        elicit = client = None
+        if connection is not None:  # handshake era: ask while the call waits
             elicit = functools.partial(ctx.session.elicit_form, related_request_id=ctx.request_id)
-        return await self.call(str(ctx.request_id), params, ctx.session.client_capabilities, elicit)
+            client = self._client(connection)
+        capabilities = ctx.session.client_capabilities
+        return await self.call(str(ctx.request_id), params, capabilities, elicit, client)
 
     async def call(
         self,
@@ -159,25 +165,33 @@ class McpSurface:
         params: CallParams,
         capabilities: types.ClientCapabilities | None,
         elicit: Elicit | None = None,
+        client: str | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """One ``tools/call``: the SDK's handler and the fast path (:mod:`.http.fast_path`) both run
-        this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`)."""
-        call = ToolCall(request_id, params.name, params.arguments or {})
+        this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`);
+        ``client`` names its session, which an ``allow_session`` answer covers (a stateless
+        2026-07-28 client has none)."""
+        call = ToolCall(request_id, params.name, params.arguments or {}, client=client)
         # The client's user decides (elicitation), racing the approval object's other
-        # answerers (the console); a client that cannot ask is answered by them alone.
+        # answerers (a console page); a client that cannot ask is answered by them alone.
         asks = capabilities is not None and capabilities.elicitation is not None
-        tools = unwrap(self.root.tools)  # one look-up
-        answerable = self.root.get("approval") is not None or tools.approvals.attached
-        approval = (
-            McpApproval(params, self.seal, capabilities, elicit) if asks or not answerable else None
-        )
-        result = await tools.execute(call, approval=approval)
+        approval = McpApproval(params, self.seal, capabilities, elicit) if asks else None
+        result = await unwrap(self.root.tools).execute(call, approval=approval)
         if result.code == "approval_pending" and result.pending is not None:
             return types.InputRequiredResult(
                 input_requests={APPROVAL_KEY: result.pending.data},
                 request_state=self.seal.seal(call),
             )
         return to_mcp_result(result)
+
+    def _client(self, connection: Connection) -> str:
+        """The client session a handshake-era connection is (``mcp-`` and a random token):
+        what its calls' ``allow_session`` answers cover, forgotten when it goes."""
+        client = self._clients.get(connection)
+        if client is None:
+            client = self._clients[connection] = f"mcp-{secrets.token_urlsafe(12)}"
+            weakref.finalize(connection, unwrap(self.root.tools).approvals.drop, client)
+        return client
 
     # -- notifications ---------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ call_id, session, name, args, reason}`` and announced as an ``approval/request``
 answered by the first of:
 
 - :meth:`Approvals.answer` ``(id, decision, reason=None)``, with ``allow_once``,
-  ``allow_session`` (this tool, for the rest of the call's session), ``allow_always`` (the
+  ``allow_session`` (this tool, for the rest of the call's session: its agent session, else
+  its client's, :func:`holder`; a call of neither is allowed once), ``allow_always`` (the
   policy file is edited when a writer is set, :attr:`Approvals.always`) or ``deny``: what
   the web console's buttons, ``harness chat``'s prompt and Python code all call;
 - the call's own asker, when its surface passed one (``execute(call, approval=...)``): MCP
@@ -16,9 +17,11 @@ answered by the first of:
 - ``timeout`` seconds (default 300), which deny.
 
 Then ``approval/decided {id, decision, reason}`` is emitted. A request that nobody could
-answer (no asker, no session whose reader answers, no attached answerer such as the console)
-is denied at once. Nothing reaches this object through a context variable: the call carries
-its session (``ToolCall.session``) and the surface passes its asker. Only ``True`` and
+answer (no asker, no session whose reader answers, and no console page with its event stream
+open, :meth:`Approvals.attach`) is denied at once, saying how to approve it; one that waits
+for a page is denied :data:`GRACE` seconds after the last page closes, unless one reopens.
+Nothing reaches this object through a context variable: the call carries its session
+(``ToolCall.session``) and the surface passes its asker. Only ``True`` and
 :class:`Approved` approve; an asker that raises denies.
 """
 
@@ -27,8 +30,9 @@ from __future__ import annotations
 import logging
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, get_args
 
 import anyio
@@ -43,6 +47,9 @@ Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
 DECISIONS: tuple[Decision, ...] = get_args(Decision)
 TIMEOUT = 300.0
 """Seconds a request waits for an answer before it is denied (``approval_timeout``)."""
+GRACE = 5.0
+"""Seconds a request waiting for a console page outlives the last page (a reload
+reconnects within a second or two)."""
 _SCOPES: dict[str | None, ApprovalScope] = {
     "allow_once": "once",
     "allow_session": "session",
@@ -88,14 +95,18 @@ class Approvals:
         self.always: Callable[[str], None] | None = None
         """Writes ``TOOL: allow`` into the policy (set by the agent); None: remembered here."""
         self._open: dict[str, Request] = {}
-        self._allowed: dict[str | None, set[str]] = {}
-        """Session (None: calls without one) → tools allowed for it (``allow_session``)."""
+        self._allowed: dict[str, set[str]] = {}
+        """Session (an agent's, or else a client's) → tools allowed for it (``allow_session``)."""
         self._always: set[str] = set()
         self._attached = 0
+        self._change: anyio.Event | None = None
+        """Set (and dropped) when a page attaches or detaches."""
 
     def attach(self) -> Callable[[], None]:
-        """Declare an answerer of session-less requests (a console); return its detach."""
+        """Declare a person who sees session-less requests: a console page with its event
+        stream open, for as long as it is open. Returns its detach."""
         self._attached += 1
+        self._changed()
         detached = False
 
         def detach() -> None:
@@ -103,13 +114,31 @@ class Approvals:
             if not detached:
                 detached = True
                 self._attached -= 1
+                self._changed()
 
         return detach
 
     @property
     def attached(self) -> bool:
-        """Whether an answerer of session-less requests is attached."""
+        """Whether a person who sees session-less requests is attached."""
         return self._attached > 0
+
+    def _changed(self) -> None:
+        change, self._change = self._change, None
+        if change is not None:
+            change.set()
+
+    async def _unwatched(self, call: ToolCall) -> Denied:
+        """The denial of ``call`` once no page has been attached for :data:`GRACE` seconds."""
+        while True:
+            change = self._change = self._change or anyio.Event()
+            if self._attached:
+                await change.wait()
+                continue
+            with anyio.move_on_after(GRACE) as grace:
+                await change.wait()
+            if grace.cancelled_caught:
+                return Denied(unanswerable(call, "the last console page that showed it was closed"))
 
     async def request(self, call: ToolCall, reason: str) -> bool:
         """Ask whoever is attached about ``call``; True only when it was approved."""
@@ -121,34 +150,40 @@ class Approvals:
         """The answer to ``call``'s ask: the first of :meth:`answer`, ``asker`` (an object
         with ``request(call, reason)``, the call's own surface) and the timeout."""
         if asker is None:  # remembered decisions answer for the answerers of this object
-            if call.name in self._allowed.get(call.session, ()):
+            session = holder(call)
+            if session is not None and call.name in self._allowed.get(session, ()):
                 return Approved("session")
             if call.name in self._always:
                 return Approved("always")
             if call.session is None and not self._attached:
                 return Denied(
-                    "approval needed, and no console is attached to ask (nor a terminal or "
-                    "a client that can ask its user)"
+                    unanswerable(call, "the caller cannot ask a person and no console page is open")
                 )
         request = Request(secrets.token_urlsafe(16), call, reason)
         self._open[request.id] = request
         fields = request.to_dict()
         del fields["display"]
         self._emit("approval/request", fields)
+        # what races answer(): the call's own asker, or (nobody else can answer) the pages
+        rival: Callable[[], Awaitable[Approved | Denied | Pending]] | None = None
+        if asker is not None:
+            rival = partial(decide, asker, call, reason)
+        elif call.session is None:
+            rival = partial(self._unwatched, call)
         answered: Approved | Denied | Pending | None = None
         try:
             with anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None):
-                if asker is None:
+                if rival is None:
                     await request.done.wait()
                 else:
                     async with anyio.create_task_group() as group:
 
-                        async def ask() -> None:
+                        async def race(rival: Callable[[], Awaitable[Any]]) -> None:
                             nonlocal answered
-                            answered = await decide(asker, call, reason)
+                            answered = await rival()
                             group.cancel_scope.cancel()
 
-                        group.start_soon(ask)
+                        group.start_soon(race, rival)
                         await request.done.wait()
                         group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
@@ -185,13 +220,18 @@ class Approvals:
         if decision not in DECISIONS:
             raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
         name = request.call.name
+        decided: Decision = decision
         if decision == "allow_always":
             if self.always is not None:
                 self.always(name)  # may raise (the policy file): the request stays open
             self._always.add(name)
         elif decision == "allow_session":
-            self._allowed.setdefault(request.call.session, set()).add(name)
-        self._close(request, decision, reason)
+            session = holder(request.call)
+            if session is None:  # nothing to remember it for: this call only
+                decided = "allow_once"
+            else:
+                self._allowed.setdefault(session, set()).add(name)
+        self._close(request, decided, reason)
 
     def cancel(self, call_id: str, session: str | None) -> bool:
         """Deny the open request of ``call_id`` in ``session`` (the call was cancelled)."""
@@ -202,11 +242,16 @@ class Approvals:
         return False
 
     def forget(self, session: str) -> None:
-        """Deny a closing session's open requests and drop what it allowed."""
-        self._allowed.pop(session, None)
+        """Deny a closing session's open requests and drop what it allowed (an agent
+        session's, or a client's: ``ToolCall.client``)."""
+        self.drop(session)
         for request in list(self._open.values()):
-            if request.call.session == session:
+            if holder(request.call) == session:
                 self._close(request, "deny", "the session was closed")
+
+    def drop(self, session: str) -> None:
+        """Forget what ``session`` allowed (``allow_session``): its client went away."""
+        self._allowed.pop(session, None)
 
     def _close(self, request: Request, decision: Decision | None, why: str | None) -> None:
         """Decide ``request`` once: the event, and the waiting call woken."""
@@ -225,3 +270,20 @@ class Approvals:
                 "reason": why,
             },
         )
+
+
+def unanswerable(call: ToolCall, why: str) -> str:
+    """Why nobody answered ``call``'s approval (``why``: no page open, say), and how to
+    approve it."""
+    name = call.name
+    return (
+        f"nobody can answer its approval: {why}; approve it from an MCP client with "
+        f"elicitation, with `harness call {name} --yes`, in the web console (open it first: "
+        f"it asks there), or with a rule `{name}: allow` in the policy"
+    )
+
+
+def holder(call: ToolCall) -> str | None:
+    """Whose ``allow_session`` covers ``call``: its agent session, else its client's session,
+    else nobody's (None: ``allow_session`` is ``allow_once``)."""
+    return call.session if call.session is not None else call.client

@@ -6,8 +6,9 @@ approval, validation, the body), ``chat {gen_ai.request.model}`` for a model req
 tool spans are its children; a program's inner calls are children of its ``run_code`` call).
 Token counts (``gen_ai.usage.input_tokens`` / ``output_tokens``), call ids
 (``gen_ai.tool.call.id``), the conversation (``gen_ai.conversation.id``) and failures
-(``error.type``: the result's code, or the exception's class) are attributes; arguments,
-results and messages only with ``trace_content: true`` (the ``harness:tools`` entry).
+(``error.type``: the result's code, or the exception's class) are attributes, and a failed
+span's status names that kind; arguments, results, messages and the text of errors (in the
+status) only with ``trace_content: true`` (the ``harness:tools`` entry).
 
 :func:`refresh` runs when a host starts: spans are made only while an OpenTelemetry tracer
 provider is installed. Without one (``opentelemetry-api`` alone, or not even that) the hot
@@ -136,19 +137,21 @@ def end_tool(span: Any, result: Any, content: bool) -> None:
     if result is None:
         return
     if not result.ok:
-        fail(span, result.code or "error", result.error or "")
+        fail(span, result.code or "error", result.error or "", content)
     if content:
         span.set_attribute("gen_ai.tool.call.result", dumps(result.to_dict()))
 
 
-def fail(span: Any, kind: str, message: str = "") -> None:
-    """Mark ``span`` failed with ``error.type`` ``kind``."""
+def fail(span: Any, kind: str, message: str, content: bool) -> None:
+    """Mark ``span`` failed with ``error.type`` ``kind``. Its status says ``kind``, and the
+    failure's ``message`` only with ``content``: an error's text quotes arguments, programs,
+    output and results as often as not."""
     from opentelemetry.trace import Status, StatusCode
 
     span.set_attribute("error.type", kind)
-    span.set_status(Status(StatusCode.ERROR, message[:500] or kind))
+    span.set_status(Status(StatusCode.ERROR, (message[:500] if content else "") or kind))
 
 
-def failed(span: Any, exc: BaseException) -> None:
+def failed(span: Any, exc: BaseException, content: bool) -> None:
     """Mark ``span`` failed by an exception (cancellation included)."""
-    fail(span, type(exc).__qualname__, str(exc))
+    fail(span, type(exc).__qualname__, str(exc), content)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,8 +40,6 @@ class WebConsole:
         self.host = host
         self.hub = hub or EventHub()
         self._dirty = False
-        self._detach: Any = None
-        """Undoes this console's attachment to the approval object."""
 
     @property
     def root(self) -> Any:
@@ -57,8 +56,6 @@ class WebConsole:
         root.on("agent/event", self._agent_event)
         root.on("approval/request", self._relay_approval("approval/request"))
         root.on("approval/decided", self._relay_approval("approval/decided"))
-        if self._detach is None:  # requests without a session wait for the page's answer
-            self._detach = self.approvals.attach()
 
     @property
     def approvals(self) -> Approvals:
@@ -66,6 +63,17 @@ class WebConsole:
         return self.host.tools.approvals
 
     # -- events ----------------------------------------------------------------------------
+
+    async def events(self, last_event_id: str | None = None) -> AsyncIterator[bytes]:
+        """One page's event stream (:meth:`~harness.web.stream.EventHub.stream`). While it
+        is open a person sees the approval requests nobody else can answer: they wait for
+        the page."""
+        detach = self.approvals.attach()
+        try:
+            async for chunk in self.hub.stream(last_event_id):
+                yield chunk
+        finally:
+            detach()
 
     def _relay(self, kind: str) -> Any:
         def relay(*args: Any) -> None:

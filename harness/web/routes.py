@@ -131,7 +131,7 @@ def build_app(console: WebConsole) -> Starlette:
     async def events(request: Request) -> Response:
         last = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
         return StreamingResponse(
-            console.hub.stream(last),
+            console.events(last),
             media_type="text/event-stream",
             headers={"cache-control": "no-store", "x-accel-buffering": "no"},
         )

@@ -25,49 +25,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import HarnessError, RecordError
+from .no_agent import no_agent_message
 
 if TYPE_CHECKING:
     from .console import WebConsole
 
 _log = logging.getLogger("harness.web")
-NO_MODEL = (
-    "no model is configured, so there is nobody to chat with: add an `llm` provider "
-    "(an entry `name: harness:openai` with `model`, `base_url` and `api_key`) and an entry "
-    "`name: harness:agent` to cordis.yml (see docs/agent.md); Plugins and Tools work without"
-)
 MAX_TEXT = 200_000
-
-
-def no_agent(entries: list[dict[str, Any]]) -> str:
-    """Why there is nobody to chat with: no agent entry (:data:`NO_MODEL`), or the agent
-    entry that is there, what state it is in and why (``GET /api/plugins``'s entries)."""
-    found = [entry for entry in entries if entry.get("name") == "harness:agent"]
-    if not found:
-        return NO_MODEL
-    entry = found[0]
-    where = f"the agent entry {entry['id']!r} in cordis.yml"
-    if entry["state"] == "disabled":
-        group = next((e for e in entries if e["id"] == entry.get("group")), None)
-        if group is not None and group["state"] == "disabled":
-            return (
-                f"{where} is in group {group['id']!r}, which is switched off: give its model "
-                "entry a key (docs/agent.md) and switch the group on in Plugins; Plugins and "
-                "Tools work without"
-            )
-        return (
-            f"{where} is switched off: switch it on in Plugins (or remove its `~` or "
-            "`enabled: false`); Plugins and Tools work without"
-        )
-    problems = [problem["message"] for problem in entry.get("problems", [])]
-    why = entry.get("error") or "; ".join(problems)
-    if not why:
-        why = "it waits for a service it needs"
-    if "'llm'" in why:  # waiting for service(s) 'llm': say which entries provide it
-        why += " (an `llm` provider entry: `harness:openai` or `harness:anthropic`, docs/agent.md)"
-    return (
-        f"{where} is {entry['state']}, not running: {why}. Fix the entry (Plugins and "
-        "`harness check` show where); Plugins and Tools work without"
-    )
 
 
 async def settle(value: Any) -> Any:
@@ -102,7 +66,7 @@ def session_routes(
 
     def unavailable() -> JSONResponse:
         return JSONResponse(
-            {"error": no_agent(console.plugins()), "configure": True}, status_code=503
+            {"error": no_agent_message(console.host), "configure": True}, status_code=503
         )
 
     async def listing(request: Request) -> Response:

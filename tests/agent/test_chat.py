@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import re
 import subprocess
-import termios
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,9 +14,8 @@ from harness.testing import Fault, Reply, Rule, ScriptedServer, call
 
 from ..helpers import HARNESS
 from ..providers import PROVIDERS, after_text, model_yaml, sent, server_for
+from ..terminal import Terminal, environment
 from .conftest import PLUGINS, RESUMED_ROLES, git_repo, write
-
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
 CONFIG = """
 insert:
@@ -54,75 +47,6 @@ def rules(repo: Path, server: ScriptedServer) -> list[Rule]:
         ),
         Rule(Reply.say("Paris."), user="capital"),
     ]
-
-
-def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
-    env.update(TERM="xterm", COLUMNS="100", LINES="40")
-    return env
-
-
-class Terminal:
-    """``harness chat`` on a pseudo-terminal that is its controlling terminal."""
-
-    def __init__(self, args: list[str], cwd: Path) -> None:
-        master, slave = os.openpty()
-        self.master = master
-
-        def controlling_terminal() -> None:
-            os.setsid()
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-        self.proc = subprocess.Popen(
-            [HARNESS, *args],
-            cwd=cwd,
-            env=environment(),
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            preexec_fn=controlling_terminal,
-            close_fds=True,
-        )
-        os.close(slave)
-        self.output = ""
-        self.changed = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        while True:
-            try:
-                data = os.read(self.master, 4096)
-            except OSError:
-                data = b""
-            with self.changed:
-                if not data:
-                    self.changed.notify_all()
-                    return
-                self.output += ANSI.sub("", data.decode("utf-8", "replace"))
-                self.changed.notify_all()
-
-    def expect(self, text: str, after: int = 0, timeout: float = 30) -> int:
-        """Wait until ``text`` appears past offset ``after``; return the offset after it."""
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while (at := self.output.find(text, after)) < 0:
-                left = deadline - time.monotonic()
-                if left <= 0 or (not self.reader.is_alive()):
-                    raise AssertionError(
-                        f"{text!r} did not appear; the terminal shows:\n" + self.output[after:]
-                    )
-                self.changed.wait(left)
-        return at + len(text)
-
-    def send(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def close(self) -> int:
-        try:
-            return self.proc.wait(30)
-        finally:
-            os.close(self.master)
 
 
 @contextmanager

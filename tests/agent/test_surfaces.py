@@ -73,7 +73,7 @@ async def test_a_console_less_call_outside_sessions_is_denied_at_once(
     async with Host(config) as host:
         result = await host.tools.execute({"id": "1", "name": "echo", "args": {"text": "x"}})
     assert result.code == "denied"
-    assert "no console is attached" in str(result.error)
+    assert "the caller cannot ask a person and no console page is open" in str(result.error)
 
 
 def test_harness_call_yes_approves_beside_the_agent(tmp_path: Path, server: ScriptedServer) -> None:

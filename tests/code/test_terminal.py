@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness.testing import Reply, Rule, ScriptedServer
 
-from ..agent.test_chat import Terminal
+from ..terminal import Terminal
 from .conftest import project
 
 PROGRAM = """

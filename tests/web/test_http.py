@@ -6,7 +6,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -14,7 +13,6 @@ from urllib.parse import urlencode
 import httpx2
 import pytest
 
-from ..helpers import TEMPLATE
 from .conftest import Served, make_project
 
 JSON = {"Content-Type": "application/json"}
@@ -263,45 +261,6 @@ def test_chat_says_what_to_configure_without_a_model(served: Served) -> None:
     assert answer.status_code == 503
     assert answer.json()["configure"] is True
     assert "harness:openai" in answer.json()["error"]
-
-
-def test_chat_says_why_an_agent_entry_that_is_there_does_not_run(tmp_path: Path) -> None:
-    """An agent entry without a model waits for `llm`: the notice names the entry and what it
-    waits for (not "add an agent"), and once the entry is switched off it says so."""
-    config = make_project(tmp_path, "  - id: agent\n    name: harness:agent\n")
-    server = Served(config)
-    try:
-        answer = httpx2.get(server.base + "api/sessions")
-        assert answer.status_code == 503
-        message = answer.json()["error"]
-        assert "the agent entry 'agent' in cordis.yml is pending, not running" in message
-        assert "'llm'" in message
-        assert "harness:openai" in message
-        assert "add an `llm` provider" not in message
-        switched = httpx2.post(server.base + "api/plugins/agent/disable", json={})
-        assert switched.status_code == 200
-        off = "the agent entry 'agent' in cordis.yml is switched off"
-        deadline = time.monotonic() + 20  # the switch is applied as a reload of the config
-        while off not in (message := httpx2.get(server.base + "api/sessions").json()["error"]):
-            assert time.monotonic() < deadline, message
-            time.sleep(0.05)
-    finally:
-        server.close()
-
-
-def test_chat_names_the_switched_off_group_of_the_starter_config(tmp_path: Path) -> None:
-    """The starter config's agent sits in the `assistant` group, off until a key is found:
-    the notice names the group and what to do, not the entry alone."""
-    config = make_project(tmp_path)
-    text = TEMPLATE.read_text().replace("${HARNESS_WORKSPACE:-./workspace}", "./workspace")
-    config.write_text(text)
-    server = Served(config)
-    try:
-        message = httpx2.get(server.base + "api/sessions").json()["error"]
-        assert "the agent entry 'agent' in cordis.yml is in group 'assistant'" in message
-        assert "which is switched off: give its model entry a key" in message
-    finally:
-        server.close()
 
 
 def test_token_beyond_loopback(tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ from harness.mcp import McpSurface
 from harness.web.app import console_app
 from harness.web.console import WebConsole
 
+from .page import Page
+
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +95,8 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
             with anyio.fail_after(30):
                 await got_url.wait()
             served.base = ready[0].removesuffix("/mcp").rstrip("/") + "/"
-            yield served
+            async with Page(served.base):  # a console page is open: requests wait for it
+                yield served
             group.cancel_scope.cancel()
 
 

@@ -61,7 +61,7 @@ def test_find_open_inspect_continue_and_export(
         steps = page.get_by_role("region", name="trajectory of turn 1")
         steps.get_by_text("tool_error").wait_for()
         text = steps.inner_text()
-        for words in ("2 steps", "model 1750 ms", "tokens in 230", "out 29", "git_log_reader"):
+        for words in ("2 steps", "model 1.8 s", "tokens in 230", "out 29", "git_log_reader"):
             assert words in text, text
         page.get_by_role("textbox", name="Message").fill("thanks")
         page.get_by_role("button", name="Send").click()

@@ -10,6 +10,9 @@
   live MCP sessions: a further ``initialize`` is answered ``429`` (requests in existing
   sessions, and sessionless 2026-07-28 requests, go on). A session counts until it is
   deleted or has been idle for ``idle_session`` seconds, after which the SDK closes it too.
+- **Shutdown grace**: on Ctrl-C or SIGTERM, requests still running (a tool call, a program
+  in a loop) and open streams get ``shutdown_grace`` seconds to end, then are cancelled;
+  uvicorn alone waits for them however long they take.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class HttpLimits:
     body_timeout: float = 30.0
     idle_session: float = 600.0
     sessions_per_client: int = 32
+    shutdown_grace: int = 2
 
 
 def header_timeout_protocol(

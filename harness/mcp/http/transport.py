@@ -86,6 +86,7 @@ async def serve_app(
         log_level="warning",
         access_log=False,  # at level warning it never shows, yet each response formatted it
         lifespan="on",
+        timeout_graceful_shutdown=limits.shutdown_grace,
     )
     server = _quiet_server(config)
     failed: list[str] = []

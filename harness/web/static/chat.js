@@ -1,12 +1,16 @@
 // Chat: sessions (new, list, resume, delete), a message box, the streamed answer, one card
 // per tool call (name, status, arguments, duration, render blocks) with its approval inside,
 // and Stop. The turn's events arrive on the live stream; a resumed session replays its log.
+// The conversation follows the newest content while the reader is at its end, and stays put
+// once they scroll up (a button then jumps to the newest). Enter sends, Shift+Enter adds a line.
 // The Sessions list searches the conversations (?q=), renames, exports and deletes; each
 // finished turn has a Trajectory button (steps, model time, tokens, each call's outcome).
 
 import { api } from "./api.js";
 import { approvalPanel } from "./approval.js";
-import { el, json, renderBlocks, statusClass, statusOf } from "./render.js";
+import { duration, el, inline, json, prose, renderBlocks, statusClass, statusOf } from "./render.js";
+
+const BOTTOM = 24; // px: this close to the end counts as "at the newest message"
 
 export class ChatView {
   constructor(root, say) {
@@ -23,19 +27,35 @@ export class ChatView {
     this.search.addEventListener("input", () => this.refreshSessions());
     this.newButton = el("button", { type: "button", className: "primary", text: "New session", onclick: () => this.create() });
     this.conversation = el("div", { className: "conversation", role: "log", "aria-label": "conversation", "aria-live": "polite" });
+    this.scroller = el("div", { className: "scroller" }, this.conversation);
+    this.follow = true;
+    this.newest = el("button", { type: "button", className: "newest", text: "Jump to the newest", hidden: true, onclick: () => this.toBottom() });
+    this.scroller.addEventListener("scroll", () => {
+      this.follow = this.atBottom();
+      if (this.follow) this.newest.hidden = true;
+    });
+    // the log's height changes with every message, delta, card, image or opened details
+    new ResizeObserver(() => {
+      if (this.follow) this.scroller.scrollTop = this.scroller.scrollHeight;
+      else this.newest.hidden = false;
+    }).observe(this.conversation);
     this.message = el("textarea", { id: "message", rows: 3 });
     this.send = el("button", { type: "submit", className: "primary", text: "Send" });
     this.stop = el("button", { type: "button", text: "Stop", disabled: true, onclick: () => this.cancel() });
     this.turnState = el("p", { className: "muted", role: "status" });
     this.message.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); this.submit(); }
+      // Enter sends; Shift+Enter is a new line; Enter that ends an IME composition is not a send
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
+        event.preventDefault();
+        this.submit();
+      }
     });
     const composer = el("form", { className: "composer", onsubmit: (event) => { event.preventDefault(); this.submit(); } },
       el("label", { for: "message", text: "Message" }), this.message,
-      el("div", { className: "actions" }, this.send, this.stop, el("span", { className: "muted", text: "Ctrl+Enter sends" })));
+      el("div", { className: "actions" }, this.send, this.stop, el("span", { className: "muted", text: "Enter sends · Shift+Enter adds a line" })));
     this.body = el("div", { className: "chat" },
       el("aside", { className: "sessions", "aria-label": "sessions" }, el("h2", { text: "Sessions" }), this.newButton, this.search, this.sessionList),
-      el("div", {}, this.conversation, this.turnState, composer));
+      el("div", { className: "talk" }, this.scroller, this.newest, this.turnState, composer));
     root.append(this.notice, this.body);
   }
 
@@ -46,7 +66,8 @@ export class ChatView {
       this.body.hidden = false;
     } catch (error) {
       if (error.status === 503) {
-        this.notice.replaceChildren(el("h3", { text: "No agent to chat with" }), el("p", { text: error.message }));
+        this.notice.replaceChildren(el("h3", { text: "No agent to chat with" }),
+          ...error.message.split("\n").map((line) => el("p", {}, ...inline(line))));
         this.notice.hidden = false;
         this.body.hidden = true;
         return;
@@ -99,10 +120,10 @@ export class ChatView {
     const count = (value) => (value == null ? "—" : String(value));
     const rows = found.tools.map((call) => el("tr", {},
       el("td", {}, el("code", { text: call.name ?? "?" })),
-      el("td", { text: call.duration_ms == null ? "—" : `${Math.round(call.duration_ms)} ms` }),
+      el("td", { text: call.duration_ms == null ? "—" : duration(call.duration_ms) }),
       el("td", { text: call.ok == null ? "unfinished" : call.ok ? "ok" : (call.code || "error") })));
     box.replaceChildren(
-      el("p", { text: `${found.steps} step${found.steps === 1 ? "" : "s"} · model ${Math.round(found.model_ms)} ms · tokens in ${count(found.input_tokens)} · out ${count(found.output_tokens)}` }),
+      el("p", { text: `${found.steps} step${found.steps === 1 ? "" : "s"} · model ${duration(found.model_ms)} · tokens in ${count(found.input_tokens)} · out ${count(found.output_tokens)}` }),
       rows.length
         ? el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "tool" }), el("th", { text: "duration" }), el("th", { text: "outcome" }))), el("tbody", {}, ...rows))
         : el("p", { className: "muted", text: "no tool calls" }));
@@ -122,6 +143,7 @@ export class ChatView {
     this.assistant = null;
     this.conversation.replaceChildren();
     this.setBusy(false);
+    this.toBottom();
     const data = await api.get(`/api/sessions/${encodeURIComponent(id)}`);
     for (const event of data.events) this.apply(event);
     for (const request of await api.get("/api/approvals")) {
@@ -146,6 +168,7 @@ export class ChatView {
     }
     this.message.value = "";
     this.setBusy(true);
+    this.toBottom(); // one's own message: back to the newest
     try {
       await api.post(`/api/sessions/${encodeURIComponent(this.session)}/messages`, { text });
     } catch (error) {
@@ -185,14 +208,10 @@ export class ChatView {
         if (data.live !== false) this.setBusy(true);
         break;
       case "assistant/delta":
-        if (!this.assistant) { this.assistant = this.bubble("assistant", ""); this.conversation.append(this.assistant); }
-        this.assistant.querySelector("pre").textContent += data.text ?? "";
+        this.write((this.assistant?.text ?? "") + (data.text ?? ""));
         break;
       case "assistant/message":
-        if (data.text) {
-          if (!this.assistant) { this.assistant = this.bubble("assistant", ""); this.conversation.append(this.assistant); }
-          this.assistant.querySelector("pre").textContent = data.text;
-        }
+        if (data.text) this.write(data.text);
         this.assistant = null;
         break;
       case "tool/call":
@@ -217,7 +236,7 @@ export class ChatView {
         const card = this.cards.get(data.id) ?? this.card(data.id, result.name ?? "tool", {});
         this.setStatus(card, statusOf(result));
         card.approval.replaceChildren();
-        card.duration.textContent = data.duration_ms == null ? "" : `${data.duration_ms} ms`;
+        card.duration.textContent = duration(data.duration_ms);
         // a program's calls already have live cards inside this one: show the rest of it
         const live = card.nested.childElementCount > 0;
         const program = card.article.querySelector(":scope > pre.block-code") !== null;
@@ -250,7 +269,35 @@ export class ChatView {
 
   bubble(who, text) {
     return el("div", { className: `message ${who === "you" ? "user" : "assistant"}` },
-      el("div", { className: "who", text: who }), el("pre", { text }));
+      el("div", { className: "who", text: who }), prose(text));
+  }
+
+  // The answer being streamed: its text so far, shown as prose once per frame.
+  write(text) {
+    if (!this.assistant) {
+      const node = this.bubble("assistant", "");
+      this.conversation.append(node);
+      this.assistant = { node, text: "", frame: 0 };
+    }
+    const answer = this.assistant;
+    answer.text = text;
+    if (!answer.frame) {
+      answer.frame = requestAnimationFrame(() => {
+        answer.frame = 0;
+        answer.node.lastChild.replaceWith(prose(answer.text));
+      });
+    }
+  }
+
+  atBottom() {
+    const box = this.scroller;
+    return box.scrollHeight - box.scrollTop - box.clientHeight <= BOTTOM;
+  }
+
+  toBottom() {
+    this.follow = true;
+    this.newest.hidden = true;
+    this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
   card(id, name, args, parent) {

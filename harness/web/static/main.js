@@ -99,6 +99,7 @@ const stream = new Live((type, data, id) => {
     case "plugins/change":
       views.plugins.show(data.plugins, data.problems);
       loadModel();
+      views.chat.load().catch((error) => say(error.message)); // an agent came or went
       break;
     case "approval/request":
       if (data.session) views.chat.event(data);

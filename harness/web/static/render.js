@@ -82,7 +82,7 @@ export function callCard(block) {
   const article = el("article", { className: "card nested", "aria-label": `tool call ${block.name}`, "data-call": block.id ?? "" },
     el("h3", {}, el("code", { text: String(block.name ?? "tool") }), " — ",
       el("span", { className: statusClass(status), text: status }), " ",
-      el("span", { className: "muted", text: block.duration_ms == null ? "" : `${block.duration_ms} ms` })),
+      el("span", { className: "muted", text: duration(block.duration_ms) })),
     el("details", {}, el("summary", { text: "arguments" }), json(block.args ?? {})),
     renderBlocks(block.content));
   if (block.error) article.append(el("p", { className: "error", text: `${block.code}: ${block.error}` }));
@@ -99,4 +99,54 @@ export function statusOf(result) {
 
 export function statusClass(status) {
   return `status status-${status.replace(/\s+/g, "-")}`;
+}
+
+// Prose for people (a message, a description, a notice): text in a proportional font, with
+// fenced ``` blocks as preformatted code and `inline code` as code, all inserted as text.
+// An unclosed fence (an answer still streaming) is code up to the end.
+export function prose(text) {
+  const out = el("div", { className: "prose" });
+  let lines = [];
+  let fence = null; // the open fence's code lines, or null in prose
+  const flush = () => { // a blank line ends a paragraph; other line breaks are kept
+    for (const chunk of lines.join("\n").split(/\n[ \t]*\n/)) {
+      const text = chunk.replace(/^\n+|\n+$/g, "");
+      if (text) out.append(el("p", {}, ...inline(text)));
+    }
+    lines = [];
+  };
+  for (const line of String(text ?? "").split("\n")) {
+    if (/^ {0,3}```/.test(line)) {
+      if (fence === null) { flush(); fence = []; } else { out.append(codeBlock(fence)); fence = null; }
+    } else if (fence !== null) {
+      fence.push(line);
+    } else {
+      lines.push(line);
+    }
+  }
+  if (fence !== null) out.append(codeBlock(fence)); else flush();
+  return out;
+}
+
+function codeBlock(lines) {
+  return el("pre", { className: "code" }, el("code", { text: lines.join("\n") }));
+}
+
+// `code` spans as <code>, the rest as text nodes.
+export function inline(text) {
+  return String(text).split(/(`[^`\n]+`)/).filter(Boolean).map((part) => (
+    /^`[^`\n]+`$/.test(part) ? el("code", { text: part.slice(1, -1) }) : part));
+}
+
+// A duration for people: "<1 ms", "12 ms", "1.4 s", "12 s", "2 min 5 s".
+export function duration(ms) {
+  const value = Number(ms);
+  if (ms === null || ms === undefined || !Number.isFinite(value)) return "";
+  if (value < 1) return "<1 ms";
+  if (value < 999.5) return `${Math.round(value)} ms`;
+  const seconds = value / 1000;
+  if (seconds < 9.95) return `${seconds.toFixed(1)} s`;
+  if (seconds < 59.5) return `${Math.round(seconds)} s`;
+  const minutes = Math.floor(Math.round(seconds) / 60);
+  return `${minutes} min ${Math.round(seconds) - minutes * 60} s`;
 }

@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { approvalPanel } from "./approval.js";
 import { FieldError, parametersForm } from "./form.js";
-import { el, json, renderBlocks } from "./render.js";
+import { duration, el, json, renderBlocks } from "./render.js";
 
 const HINTS = { readOnlyHint: "read-only", destructiveHint: "destructive", idempotentHint: "idempotent", openWorldHint: "open world" };
 
@@ -103,7 +103,7 @@ export class ToolsView {
     const code = outcome.code ?? null;
     region.replaceChildren(...[
       el("p", {}, el("span", { className: `status status-${code ? "error" : "done"}`, text: code ? `error code: ${code}` : "done" }),
-        el("span", { className: "muted", text: ` · ${outcome.duration_ms} ms` })),
+        el("span", { className: "muted", text: ` · ${duration(outcome.duration_ms)}` })),
       outcome.error ? el("p", { className: "error", text: outcome.error }) : null,
       el("h4", { text: "Rendered" }), renderBlocks(outcome.content),
       el("h4", { text: "Canonical JSON" }), json(outcome.result)].filter(Boolean));

@@ -1,0 +1,1 @@
+"""The official MCP conformance suite, pinned, run against ``harness run``."""
