@@ -275,17 +275,20 @@ class McpSurface:
         allow_hosts: Sequence[str] = (),
         limits: HttpLimits | None = None,
         throttle: TokenThrottle | None = None,
+        trusted_proxies: Sequence[str] = (),
     ) -> None:
         """Serve streamable HTTP until cancelled; refuses a public bind without a token.
 
         ``wrap``, when given, turns the MCP app into the app served (the web console
         mounts itself this way, beside ``/mcp``, sharing ``throttle``: the wrong tokens
-        counted per client address, :mod:`.auth`).
+        counted per client, :mod:`.auth`). Forwarded headers are believed only from
+        ``trusted_proxies`` (:func:`~harness.mcp.http.transport.serve_app`).
         """
         check_bind(host, token)
         limits = limits or HttpLimits()
         app = self.http_app(host, token, allow_hosts, limits, throttle=throttle)
-        await serve_app(wrap(app) if wrap is not None else app, host, port, token, limits, on_ready)
+        served = wrap(app) if wrap is not None else app
+        await serve_app(served, host, port, token, limits, on_ready, trusted_proxies)
 
 
 def tracing_installed() -> bool:
