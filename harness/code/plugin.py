@@ -243,8 +243,15 @@ class CodeTool:
         tool: str,
         args: dict[str, Any],
     ) -> ToolResult:
+        # the program's asker, session and client: its calls ask whoever it would ask
         call = ToolCall(
-            f"{parent.id}/{len(records) + 1}", tool, args, parent=parent.id, session=parent.session
+            f"{parent.id}/{len(records) + 1}",
+            tool,
+            args,
+            parent=parent.id,
+            session=parent.session,
+            client=parent.client,
+            asker=parent.asker,
         )
         record = CallRecord(call)
         records.append(record)
