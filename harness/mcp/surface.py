@@ -84,6 +84,7 @@ class McpSurface:
         """Handshake-era connections → the client session their calls carry."""
         self._told: weakref.WeakSet[Any] = weakref.WeakSet()
         """Handshake-era connections already sent the host's problems."""
+        self.levels = problems.LogLevels()
         self.changes = Changes(root, self.bus, self.connections)
         self.primitives = Primitives(root)
         self._catalog: Catalog | None = None
@@ -109,6 +110,8 @@ class McpSurface:
                 for layer in self.server.middleware
                 if type(layer).__name__ != "OpenTelemetryMiddleware"
             ]
+        # logging declared (problems go out as log entries) and logging/setLevel honoured
+        self.levels.attach(self.server, connection_of)
         # a handshake-era client hears of changes from its handshake on, not from its
         # first request
         self.server.add_notification_handler(
@@ -142,12 +145,13 @@ class McpSurface:
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            await problems.reply(ctx.session, ctx.request_id, problems.current(self.root))
+            await problems.reply(ctx, problems.current(self.root))
         else:
             connection = self._remember(ctx)
             if connection not in self._told:  # once per connection, on its first listing
                 self._told.add(connection)
-                await problems.reply(ctx.session, ctx.request_id, problems.current(self.root))
+                found = problems.current(self.root)
+                await problems.reply(ctx, found, self.levels.of(connection))
         return self.catalog().listing
 
     async def _initialized(self, ctx: Any, params: types.NotificationParams) -> None:
@@ -241,7 +245,7 @@ class McpSurface:
 
     async def _tell_problems(self, found: list[Any]) -> None:
         for connection in list(self.connections):
-            await problems.notify(connection, "warning", found)
+            await problems.notify(connection, "warning", found, self.levels.of(connection))
 
     # -- transports ------------------------------------------------------------------------
 
