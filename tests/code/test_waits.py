@@ -150,3 +150,40 @@ async def test_a_parked_program_denied_or_cancelled_leaves_the_pool_whole(
         with anyio.fail_after(30):  # the worker is there for the next program
             after = await run(host, "await add(a=2, b=2)", "after")
         assert after.result["value"] == 4
+
+
+async def test_an_approval_pauses_the_clock_of_its_own_program_when_ids_repeat(
+    tmp_path: Path,
+) -> None:
+    # Two callers may both name their run_code call "rc" (two MCP clients' request 1): the
+    # approval of A's call "rc/1" must restart A's clock, not that of B's call "rc/1".
+    config = project(tmp_path, "{timeout: 2, max_calls: 50}")
+    async with Host(config) as host:
+        tools = unwrap(host.ctx.tools)
+        assert isinstance(tools, ToolsService)
+        hold = Hold(tools)
+        person = Person(Approved())
+        results: dict[str, ToolResult] = {}
+        a_ended = anyio.Event()
+
+        async def program(name: str, code: str, approval: Any = None) -> None:
+            call = ToolCall("rc", "run_code", {"code": code})
+            results[name] = await host.ctx.tools.execute(call, approval=approval)
+            if name == "A":
+                a_ended.set()
+
+        async with anyio.create_task_group() as group:
+            busy = 'await greet(name="Ada")\nwhile True:\n    pass'
+            group.start_soon(program, "A", busy, person)
+            with anyio.fail_after(30):
+                await person.asked.wait()
+                group.start_soon(program, "B", "await hold()")
+                await hold.started.wait()
+            person.answered.set()  # A runs on, and its 2 s run out
+            with anyio.move_on_after(30):
+                await a_ended.wait()
+            hold.release.set()
+            if not a_ended.is_set():
+                group.cancel_scope.cancel()
+    assert a_ended.is_set(), "A ran 30 s past its answer: its clock stayed paused"
+    assert results["A"].code == "timeout", results["A"].error
