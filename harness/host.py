@@ -1,8 +1,9 @@
 """Host: a root context running the plugins of a ``cordis.yml``.
 
 ``async with Host("cordis.yml") as host`` reads the config, loads the tools service (an
-entry ``name: harness:tools`` configures it; otherwise it is loaded with defaults) and every
-enabled entry, each applied once its injected services exist. ``host.status()`` lists every
+entry ``name: harness:tools`` configures it; otherwise it is loaded with defaults), the
+``resources`` and ``prompts`` services, and every enabled entry, each applied once its
+injected services exist. ``host.status()`` lists every
 entry; ``host.problems()`` every located problem; ``await host.reload()`` re-reads the config
 and reconciles by id, transactionally: a change that fails leaves the previous version
 serving and the error reported; ``await host.reload_entries(ids)`` re-imports the code of
@@ -30,6 +31,8 @@ from .loader.modules import Stash
 from .loader.problems import Problem
 from .loader.resolve import Resolved, ResolveError, Resolver, is_path
 from .loader.slots import Slot, Slots
+from .prompts.service import PromptsService
+from .resources.service import ResourcesService
 from .service import unwrap
 from .tools import traces
 from .tools.tools_service import ToolsService
@@ -86,6 +89,8 @@ class Host:
         await self._root.__aenter__()
         try:
             self._root.provide("host", self)
+            await self._root.plugin(ResourcesService)
+            await self._root.plugin(PromptsService)
             await self.reload()
             if self.watch:  # by name: the reload service stands above the host
                 reload = self._resolver.resolve(RELOAD_SERVICE, self._root.base_dir)
@@ -169,6 +174,28 @@ class Host:
                     + ": no loaded plugin provides them (pending)"
                 )
                 found.append(Problem.at(where.file, where.line, slot.plan.id, message))
+        found.extend(self._clashes())
+        return found
+
+    def _clashes(self) -> list[Problem]:
+        """Tools under names another entry reserves (code mode's builtins, say), each a
+        problem of the later entry."""
+        tools = self._root.get("tools")
+        clashes = unwrap(tools).clashes() if tools is not None else []
+        if not clashes:
+            return []
+        slots = {slot.fiber: slot for slot in self._entries.by_id.values() if slot.fiber}
+        found = []
+        for clash in clashes:
+            fiber = clash.later.fiber
+            while fiber is not None and fiber not in slots:
+                fiber = fiber.parent.fiber
+            slot = slots.get(fiber) if fiber is not None else None
+            if slot is None:  # a plugin loaded outside the config
+                found.append(Problem.at(self.config_path, None, None, clash.message))
+                continue
+            where = slot.plan.entry.where_of("name")
+            found.append(Problem.at(where.file, where.line, slot.plan.id, clash.message))
         return found
 
     # -- reconciling ---------------------------------------------------------------------

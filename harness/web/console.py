@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..loader.writeback import set_enabled
+from ..tools import jsonvalue
 from ..tools.approvals import Approvals
 from ..tools.calls import ToolCall
 from ..tools.formats import mcp as mcp_schema
@@ -210,5 +211,5 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     if value is None or isinstance(value, str | int | float | bool):
-        return value
+        return jsonvalue.printable(value)  # an int too long to write says so
     return str(value)
