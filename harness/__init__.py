@@ -26,6 +26,8 @@ if _typing.TYPE_CHECKING:
     )
     from .fiber import Fiber, FiberState
     from .host import EntryStatus, Host
+    from .prompts import define_prompt, prompt
+    from .resources import define_resource, resource
     from .service import Service
     from .tools import (
         Ask,
@@ -53,6 +55,10 @@ _HOMES = {
     "EntryStatus": "host",
     "Host": "host",
     "Service": "service",
+    "define_prompt": "prompts",
+    "prompt": "prompts",
+    "define_resource": "resources",
+    "resource": "resources",
     "Ask": "tools",
     "Deny": "tools",
     "ToolCall": "tools",
@@ -84,7 +90,11 @@ __all__ = [
     "ToolDefinitionError",
     "ToolResult",
     "ToolsService",
+    "define_prompt",
+    "define_resource",
     "define_tool",
+    "prompt",
+    "resource",
     "tool",
 ]
 

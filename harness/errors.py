@@ -9,9 +9,15 @@
     │   └── DependencyCycle      plugins wait on each other's services
     ├── ContextDisposed          a context that is gone was used (effects, services)
     ├── ServiceNotInjected       a plugin read a service it did not inject (an AttributeError)
-    ├── ToolDefinitionError      a tool definition is malformed (raised when it is defined)
-    ├── ToolConflict             two plugins register one tool name
-    ├── ToolArgsError            tool arguments do not match the tool's parameters
+    ├── DefinitionError          a tool, resource or prompt definition is malformed
+    │   └── ToolDefinitionError  a tool definition is malformed (raised when it is defined)
+    ├── NameConflict             two plugins register one tool name, resource URI or prompt
+    │   └── ToolConflict         two plugins register one tool name
+    ├── ArgumentsError           arguments do not match what a prompt or template takes
+    │   └── ToolArgsError        tool arguments do not match the tool's parameters
+    ├── NotFound                 no resource has that URI, no prompt that name
+    ├── AccessDenied             the policy refused a resource read or a prompt get
+    ├── ContentError             a resource's read, a prompt's render or a completion failed
     └── RecordError              a session search or title cannot be used
 
 Messages are one sentence naming the object and the broken rule, and say what to do.
@@ -68,23 +74,62 @@ class ServiceNotInjected(HarnessError, AttributeError):
     """
 
 
-class ToolDefinitionError(HarnessError):
+class DefinitionError(HarnessError):
+    """Raised when a definition (a tool's, a resource's, a prompt's) is malformed; raised
+    when it is defined, never at call time."""
+
+
+class ToolDefinitionError(DefinitionError):
     """Raised when a tool definition or its parameter spec is malformed."""
 
 
-class ToolConflict(HarnessError):
+class NameConflict(HarnessError):
+    """Raised when a key (a tool name, a resource URI or template, a prompt name) is
+    registered while another plugin holds it."""
+
+
+class ToolConflict(NameConflict):
     """Raised when a tool name is registered while another plugin holds it."""
 
 
-class ToolArgsError(HarnessError):
+class ArgumentsError(HarnessError):
+    """Raised when arguments do not match what they are for: a prompt's arguments, a
+    resource template's variables, a tool's parameters. ``issues`` lists each problem."""
+
+    def __init__(self, message: str, issues: Sequence[str] = ()) -> None:
+        self.issues: tuple[str, ...] = tuple(issues)
+        super().__init__(message)
+
+
+class ToolArgsError(ArgumentsError):
     """Raised when tool arguments do not match the tool's parameters.
 
     A tool body may raise it too: the call then fails with code ``invalid_args``.
     """
 
-    def __init__(self, message: str, issues: Sequence[str] = ()) -> None:
-        self.issues: tuple[str, ...] = tuple(issues)
+
+class NotFound(HarnessError, LookupError):
+    """Raised when no resource has the URI read, or no prompt the name asked for.
+
+    ``kind`` is ``resource`` or ``prompt``; ``key`` the URI or name looked for. A template's
+    read may raise it (``NotFound("no note named x")``) when a value names nothing; the
+    service fills in both.
+    """
+
+    def __init__(self, message: str, kind: str = "", key: str = "") -> None:
+        self.kind = kind
+        self.key = key
         super().__init__(message)
+
+
+class AccessDenied(HarnessError, PermissionError):
+    """Raised when a policy refuses a resource read or a prompt get (an ``ask`` counts as a
+    refusal there: nobody is asked); the message begins ``denied:``."""
+
+
+class ContentError(HarnessError):
+    """Raised when a resource's read, a prompt's render or a completion raised, or returned
+    what cannot be served; the message names which and why (the cause is chained)."""
 
 
 class RecordError(HarnessError):

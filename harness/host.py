@@ -1,8 +1,9 @@
 """Host: a root context running the plugins of a ``cordis.yml``.
 
 ``async with Host("cordis.yml") as host`` reads the config, loads the tools service (an
-entry ``name: harness:tools`` configures it; otherwise it is loaded with defaults) and every
-enabled entry, each applied once its injected services exist. ``host.status()`` lists every
+entry ``name: harness:tools`` configures it; otherwise it is loaded with defaults), the
+``resources`` and ``prompts`` services, and every enabled entry, each applied once its
+injected services exist. ``host.status()`` lists every
 entry; ``host.problems()`` every located problem; ``await host.reload()`` re-reads the config
 and reconciles by id, transactionally: a change that fails leaves the previous version
 serving and the error reported; ``await host.reload_entries(ids)`` re-imports the code of
@@ -30,6 +31,8 @@ from .loader.modules import Stash
 from .loader.problems import Problem
 from .loader.resolve import Resolved, ResolveError, Resolver, is_path
 from .loader.slots import Slot, Slots
+from .prompts.service import PromptsService
+from .resources.service import ResourcesService
 from .service import unwrap
 from .tools import traces
 from .tools.tools_service import ToolsService
@@ -86,6 +89,8 @@ class Host:
         await self._root.__aenter__()
         try:
             self._root.provide("host", self)
+            await self._root.plugin(ResourcesService)
+            await self._root.plugin(PromptsService)
             await self.reload()
             if self.watch:  # by name: the reload service stands above the host
                 reload = self._resolver.resolve(RELOAD_SERVICE, self._root.base_dir)

@@ -9,6 +9,11 @@
 The most specific matching rule wins: an exact name over a glob, then the glob with the
 most literal characters; among equals, the one written last.
 
+Rules match resource reads as ``resource:<uri>`` and prompt gets as ``prompt:<name>``
+(``"resource:file://*": deny``, ``"prompt:internal_*": deny``); ``default`` covers them too,
+and so does a glob such as ``*``. A refused read or get is an error whose message begins
+``denied:``; nobody is asked about one, so ``ask`` refuses it as ``deny`` does.
+
 The policy fails closed: while it is not loaded (during its own hot reload, a config edit,
 or after a failed apply) the tools it denied or asked about are refused, never run, until a
 policy entry of the same id is back (see ``ToolsService.gate``).
@@ -33,7 +38,8 @@ class Config(pydantic.BaseModel):
 
     default: Decision = "allow"
     rules: dict[str, Decision] = {}
-    """Tool name or glob (``*``, ``?``, ``[...]``) → decision."""
+    """Tool name or glob (``*``, ``?``, ``[...]``), ``resource:<uri glob>`` or
+    ``prompt:<name glob>`` → decision."""
 
 
 def decide(config: Config, tool: str) -> tuple[Decision, str | None]:
@@ -71,7 +77,18 @@ def apply(ctx: Context, config: Config) -> None:
             return Ask(reason(config, call.name) or "")
         return await next()
 
+    async def check_access(access: Any, next: Any) -> Any:
+        decision, rule = decide(config, access.subject)
+        if decision == "allow":
+            return await next()
+        why = f"rule {rule!r}" if rule else "the default rule"
+        if decision == "deny":
+            return Deny(f"the policy forbids {access.subject} ({why})")
+        return Deny(f"the policy asks before {access.subject} ({why}), and nobody is asked here")
+
     ctx.on("tools/pre-execute", check, prepend=True)
+    ctx.on("resources/pre-read", check_access, prepend=True)
+    ctx.on("prompts/pre-get", check_access, prepend=True)
     # Registered after the listener: from here on, unloading leaves the gated tools refused.
     key = f"policy:{ctx.fiber.name if ctx.fiber else name}"
     ctx.tools.gate(key, lambda tool: reason(config, tool))

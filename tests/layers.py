@@ -23,27 +23,33 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-CORE = frozenset({"context", "errors", "events", "fiber", "lazy", "plugin", "runtime", "service"})
+CORE = frozenset(
+    {"context", "errors", "events", "fiber", "lazy", "plugin", "registry", "runtime", "service"}
+)
 """The core runtime's modules (``harness/<name>.py``): the one layer allowed a cycle."""
 
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "core": (),
     "tools": ("core",),
+    "resources": ("core", "tools"),
+    "prompts": ("core", "tools", "resources"),
     "helpers": ("core",),
     "loader": ("core", "tools"),
-    "host": ("core", "tools", "loader"),
+    "host": ("core", "tools", "resources", "prompts", "loader"),
     "reload": ("core", "tools", "loader", "host"),
     "llm": ("core", "tools"),
     "gateway": ("core", "tools"),
     "code": ("core", "tools"),
     "executor": ("core", "tools", "host"),
     "testing": (),
-    "mcp": ("core", "tools"),
+    "mcp": ("core", "tools", "resources", "prompts"),
     "agent": ("core", "tools", "llm", "loader"),
     "web": ("core", "tools", "loader", "host", "mcp.hosts", "mcp.auth"),
     "cli": (
         "core",
         "tools",
+        "resources",
+        "prompts",
         "helpers",
         "loader",
         "host",
@@ -53,7 +59,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "web",
         "testing",
     ),
-    "api": ("core", "tools", "host"),
+    "api": ("core", "tools", "resources", "prompts", "host"),
     "main": ("cli",),
 }
 """Layer → what its modules may import, bottom first: layers by name, or one module of a

@@ -17,10 +17,22 @@ READERS: dict[int, threading.Thread] = {}
 """The thread reading each process's output, by process id."""
 
 
-def start_harness_run(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], int]:
-    """``harness run`` on any free port; returns once it says where it serves."""
+def start_harness_run(
+    folder: Path, env: dict[str, str], *extra: str
+) -> tuple[subprocess.Popen[str], int]:
+    """``harness run`` (with ``extra`` options) on any free port; returns once it says where
+    it serves."""
     process = subprocess.Popen(
-        [HARNESS, "run", "--config", str(folder / "cordis.yml"), "--port", "0", "--no-web"],
+        [
+            HARNESS,
+            "run",
+            "--config",
+            str(folder / "cordis.yml"),
+            "--port",
+            "0",
+            "--no-web",
+            *extra,
+        ],
         cwd=folder,
         env=env,
         stdin=subprocess.DEVNULL,

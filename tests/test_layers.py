@@ -44,6 +44,18 @@ def test_the_checker_reads_real_imports() -> None:
 PLANTS = {
     "core": ("errors.py", "import harness.tools.calls", "harness.tools.calls", "import"),
     "tools": ("tools/calls.py", "from ..loader import config", "harness.loader.config", "from"),
+    "resources": (
+        "resources/service.py",
+        "from ..prompts import service",
+        "harness.prompts.service",
+        "from",
+    ),
+    "prompts": (
+        "prompts/service.py",
+        "import harness.mcp.results",
+        "harness.mcp.results",
+        "import",
+    ),
     "helpers": ("helpers/lines.py", "from harness.host import Host", "harness.host", "from"),
     "loader": (
         "loader/config.py",

@@ -46,14 +46,12 @@ DIRTY = """\
 def test_wheel_install_then_init_and_run_in_an_empty_folder(tmp_path: Path) -> None:
     """Built from a clone whose own cordis.yml was edited (the way a user does), the wheel
     still carries the tracked template, and ``harness init`` writes exactly that."""
-    dirty = copy_of_checkout(tmp_path / "clone")
+    dirty = copy_of_checkout(tmp_path / "harness")  # the clone, as the README names it
     (dirty / "cordis.yml").write_text(TEMPLATE.read_text().replace("enabled: false", "") + DIRTY)
-    dist = tmp_path / "dist"
-    built = _run(
-        sys.executable, "-m", "pip", "wheel", dirty, "--no-deps", "-q", "-w", dist, cwd=tmp_path
-    )
+    build, install = readme_install_commands()[1:]
+    built = _run(sys.executable, "-m", *build.split(), cwd=tmp_path)  # the README's words
     assert built.returncode == 0, built.stderr
-    (wheel,) = dist.glob("cordis_harness-*.whl")
+    (wheel,) = (tmp_path / "dist").glob(install.split()[-1].removeprefix("dist/"))
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         assert archive.read("harness/templates/cordis.yml") == TEMPLATE.read_bytes()
@@ -143,6 +141,33 @@ def test_wheel_install_then_init_and_run_in_an_empty_folder(tmp_path: Path) -> N
     assert "harness stopped" in err
 
 
+def readme_install_commands() -> list[str]:
+    """The pip commands of the README's install outside a clone (comments dropped)."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("Outside a clone, install the package") :]
+    block = block[block.index("```sh") : block.index("```", block.index("```sh") + 5)]
+    return [line.split("#")[0].strip() for line in block.splitlines() if line.startswith("pip ")]
+
+
+def test_the_readme_installs_from_a_clone_while_the_package_is_not_on_pypi(
+    tmp_path: Path,
+) -> None:
+    """``cordis-harness`` is not on the package index yet: the README installs from a clone
+    or a wheel built from it (the wheel test above runs those two commands as written)."""
+    from_clone, build, install = readme_install_commands()
+    assert (from_clone, build, install) == (
+        "pip install ./harness",
+        "pip wheel --no-deps -w dist ./harness",
+        "pip install dist/cordis_harness-*.whl",
+    )
+    copy_of_checkout(tmp_path / "harness")
+    planned = _run(
+        sys.executable, "-m", *from_clone.split(), "--no-deps", "--dry-run", cwd=tmp_path
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert "Would install cordis-harness-" in planned.stdout
+
+
 def test_first_make_run_says_what_it_installs(tmp_path: Path) -> None:
     venv = tmp_path / "fresh-venv"
     plan = _run("make", "-n", f"VENV={venv}", "run", cwd=ROOT)
@@ -153,6 +178,35 @@ def test_first_make_run_says_what_it_installs(tmp_path: Path) -> None:
     assert "--quiet" not in install
     assert "--progress-bar on" in install
     assert lines[-1] == f"{venv}/bin/harness run"
+
+
+def _installs(plan: subprocess.CompletedProcess[str]) -> list[str]:
+    """What a ``make -n`` plan installs into the project's venv: the pip targets."""
+    assert plan.returncode == 0, plan.stderr
+    return [line.split(" -e ", 1)[1] for line in plan.stdout.splitlines() if " -e " in line]
+
+
+def test_make_run_installs_the_runtime_and_make_test_adds_the_dev_tools(tmp_path: Path) -> None:
+    """``make run`` installs the runtime alone (about 210 MB, against 745 MB with the
+    development tools); ``make test`` adds the ``dev`` extra once, to a venv made by either,
+    with pip's progress shown; later runs install nothing."""
+    venv = tmp_path / "fresh-venv"
+    assert _installs(_run("make", "-n", f"VENV={venv}", "run", cwd=ROOT)) == ["."]
+    first = _run("make", "-n", f"VENV={venv}", "test", cwd=ROOT)
+    assert _installs(first) == [".", "'.[dev]'"]
+    dev = next(line for line in first.stdout.splitlines() if "'.[dev]'" in line)
+    assert ("--progress-bar on" in dev, "--quiet" in dev) == (True, False)
+
+    # a venv that `make run` made: `make test` adds the development tools, nothing else
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()
+    (venv / ".installed").touch()
+    after_run = _run("make", "-n", f"VENV={venv}", "test", cwd=ROOT)
+    assert _installs(after_run) == ["'.[dev]'"]
+    assert "Setting up" not in after_run.stdout
+    (venv / ".installed-dev").touch()
+    assert _installs(_run("make", "-n", f"VENV={venv}", "test", cwd=ROOT)) == []
+    assert _installs(_run("make", "-n", f"VENV={venv}", "run", cwd=ROOT)) == []
 
 
 def test_make_run_writes_the_clones_cordis_yml_once(tmp_path: Path) -> None:

@@ -35,12 +35,12 @@ def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
     """Load everything once and report every problem; exit 1 on any."""
     options = options_of(ctx, **shared)
 
-    async def main() -> tuple[list[Problem], list[EntryStatus]]:
+    async def main() -> tuple[list[Problem], list[EntryStatus], bool]:
         host = options.host(lenient=True)
         async with host:
-            return host.problems(), host.status()
+            return host.problems(), host.status(), host.loaded is None
 
-    problems, statuses = anyio.run(main)
+    problems, statuses, unread = anyio.run(main)
     if as_json:
         report = {"ok": not problems, "problems": [p.to_dict() for p in problems]}
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
@@ -50,7 +50,7 @@ def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
 
         if statuses:  # the errors follow as problems, with file and line: not in the table
             _console().print(status_table(statuses, with_tools=False, with_error=False))
-        report_problems(problems, live=False)
+        report_problems(problems, live=False, unread=unread)
         if not problems:
             click.echo("ok: no problems")
     sys.exit(1 if problems else 0)

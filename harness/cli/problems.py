@@ -12,12 +12,16 @@ if TYPE_CHECKING:
     from ..host import EntryStatus
 
 
-def report_problems(problems: list[Problem], *, live: bool) -> None:
+def report_problems(problems: list[Problem], *, live: bool, unread: bool = False) -> None:
     """Every problem on stderr, one line each (file, line, entry, what is wrong), then what
-    to do; plain text, so a log reader or an MCP client's log gets whole lines."""
+    to do; plain text, so a log reader or an MCP client's log gets whole lines. ``unread``:
+    the config could not be read at all (``check`` on a missing file), so nothing loaded."""
     for problem in problems:
         click.echo(f"problem: {problem}", err=True)
-    if problems:
+    if unread:
+        hint = "the config could not be read, so nothing was loaded: fix it, then run the "
+        click.echo(f"{len(problems)} problem(s): {hint}command again", err=True)
+    elif problems:
         click.echo(f"{len(problems)} problem(s): {fix_hint(live)}", err=True)
 
 

@@ -13,8 +13,46 @@ from . import otel
 from .options import common, options_of
 
 
+def _proxies(ctx: click.Context, param: click.Parameter, values: Any) -> tuple[str, ...]:
+    from ..errors import HarnessError
+    from ..mcp.hosts import trusted_proxies
+
+    try:
+        return trusted_proxies(values or ())
+    except HarnessError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options of serving MCP over HTTP."""
+    func = click.option(
+        "--session-idle",
+        type=click.FloatRange(min=1),
+        envvar="HARNESS_SESSION_IDLE",
+        metavar="SECONDS",
+        help="Close an MCP session after this long with no request in flight (an open "
+        "event stream counts as one); it then stops counting for its client "
+        "(default 120).",
+    )(func)
+    func = click.option(
+        "--sessions-per-client",
+        type=click.IntRange(min=1),
+        envvar="HARNESS_SESSIONS_PER_CLIENT",
+        metavar="N",
+        help="MCP sessions one client address may hold at once; a further initialize gets "
+        "429 (default 64).",
+    )(func)
+    func = click.option(
+        "--trust-proxy",
+        "trusted_proxies",
+        multiple=True,
+        metavar="ADDRESS",
+        envvar="HARNESS_TRUST_PROXY",
+        callback=_proxies,
+        help="Believe X-Forwarded-For and X-Forwarded-Proto from this reverse proxy (an IP "
+        "address or network; repeatable). Without it no forwarded header is believed: "
+        "clients count by the address they connect from.",
+    )(func)
     func = click.option(
         "--allow-host",
         "allow_hosts",
@@ -66,6 +104,9 @@ def run(
     port: int,
     token: str | None,
     allow_hosts: tuple[str, ...],
+    trusted_proxies: tuple[str, ...],
+    sessions_per_client: int | None,
+    session_idle: float | None,
     no_web: bool,
     demo: bool,
     **shared: Any,
@@ -76,7 +117,17 @@ def run(
     from .serve_host import Serving, serve
 
     options = options_of(ctx, **shared)
-    serving = Serving(transport, bind, port, token, web=not no_web, allow_hosts=allow_hosts)
+    serving = Serving(
+        transport,
+        bind,
+        port,
+        token,
+        web=not no_web,
+        allow_hosts=allow_hosts,
+        trusted_proxies=trusted_proxies,
+        sessions_per_client=sessions_per_client,
+        session_idle=session_idle,
+    )
     stop_traces = otel.setup()  # OTLP export when the OTEL_* variables ask for it
     try:
         with contextlib.ExitStack() as stack:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
 from rich.console import Console
@@ -32,6 +32,9 @@ from .token_notice import (
     write_token,
 )
 
+if TYPE_CHECKING:
+    from ..mcp.http.limits import HttpLimits
+
 
 @dataclass(frozen=True)
 class Serving:
@@ -48,6 +51,23 @@ class Serving:
     """Host names accepted beside the bind address's own (``--allow-host``)."""
     generated: bool = False
     """The token was made by this run (:mod:`.token_notice`), not given."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Whose forwarded headers are believed (``--trust-proxy``): none by default."""
+    sessions_per_client: int | None = None
+    """MCP sessions one client may hold (``--sessions-per-client``); None: the default."""
+    session_idle: float | None = None
+    """Seconds an MCP session may idle (``--session-idle``); None: the default."""
+
+    def limits(self) -> HttpLimits:
+        """The :class:`~harness.mcp.http.limits.HttpLimits` of these options."""
+        from ..mcp.http.limits import HttpLimits
+
+        limits = HttpLimits()
+        if self.sessions_per_client is not None:
+            limits = replace(limits, sessions_per_client=self.sessions_per_client)
+        if self.session_idle is not None:
+            limits = replace(limits, idle_session=self.session_idle)
+        return limits
 
 
 async def serve(host: Host, serving: Serving, *, table: bool, debug: bool) -> None:
@@ -155,7 +175,9 @@ async def _serve(
                             ready,
                             wrap,
                             serving.allow_hosts,
+                            limits=serving.limits(),
                             throttle=throttle,
+                            trusted_proxies=serving.trusted_proxies,
                         )
                     )
                 elif serving.transport == "stdio":

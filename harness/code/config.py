@@ -66,7 +66,7 @@ class CodeConfig(pydantic.BaseModel):
     max_memory: int = 64 << 20
     """The sandbox heap, in bytes (``64MiB``, ``512MB`` and plain numbers are accepted)."""
     max_output: int = pydantic.Field(20_000, ge=1)
-    """Characters of ``print()`` output returned; the rest is cut and counted."""
+    """Characters returned: ``print()`` output, then the value's JSON text; the rest is cut."""
     max_parallel: int | None = pydantic.Field(None, ge=1)
     """Inner calls in flight at once (``asyncio.gather``); default: the tools service's."""
     max_recursion: int = pydantic.Field(200, ge=10, le=10_000)

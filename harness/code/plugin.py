@@ -53,7 +53,8 @@ such as asyncio, json, re, math, datetime and collections import. Every call goe
 the same policy and approvals as a direct call; a failed call raises an exception whose \
 text begins with its code ("denied: Tool denied: ..."), which the program may catch with \
 `except Exception as e` (`str(e)` is all it carries). Limits: {timeout:g} s for the whole \
-program, {max_calls} tool calls, {memory} of memory, {max_output} characters of output.
+program, {max_calls} tool calls, {memory} of memory, {max_output} characters of output \
+and value together.
 
 The tools, as Python stubs (top-level `await` works):
 ```python
@@ -229,8 +230,15 @@ class CodeTool:
         tool: str,
         args: dict[str, Any],
     ) -> ToolResult:
+        # the program's asker, session and client: its calls ask whoever it would ask
         call = ToolCall(
-            f"{parent.id}/{len(records) + 1}", tool, args, parent=parent.id, session=parent.session
+            f"{parent.id}/{len(records) + 1}",
+            tool,
+            args,
+            parent=parent.id,
+            session=parent.session,
+            client=parent.client,
+            asker=parent.asker,
         )
         record = CallRecord(call)
         records.append(record)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..tools import jsonvalue
 from ..tools.calls import ToolCall, ToolResult
 
 
@@ -88,6 +90,48 @@ class Output:
             )
         return out
 
+    def fit(self, value: Any) -> Any:
+        """The program's value as JSON, within what the output left of ``limit``.
+
+        The value counts as its JSON text, as if printed after the output. Past the limit
+        it becomes the head of that text and a note, unless cutting would not shorten it (a
+        value no longer than the note stays whole, as the output's own note may pass the
+        limit). Its text is read only that far, so a huge value costs neither a JSON copy
+        of itself nor the time to write one.
+        """
+        if value is None:
+            return None
+        room = self.limit - self.kept
+        after = f" after the {self.kept} characters of output" if self.kept else ""
+        note = (
+            f"[value truncated: the program's value ({_shape(value)}) is longer than "
+            f"max_output ({self.limit}) allows{after}; output and value share it]"
+        )
+        whole = room + 1 + len(note)  # the length of the cut: a longer value is cut
+        head: list[str] = []
+        size = 0
+        for piece in _pieces(value):
+            if size < room:
+                head.append(piece[: room - size])
+            size += len(piece)
+            if size > whole:
+                break
+        else:
+            return to_json(value)
+        text = "".join(head)
+        return f"{text}\n{note}" if text else note
+
+
+def _shape(value: Any) -> str:
+    """A value's kind and length, for the note on a cut value."""
+    if isinstance(value, str | bytes):
+        return f"a string of {len(value)} characters"
+    if isinstance(value, list | tuple | set | frozenset):
+        return f"a list of {len(value)} items"
+    if isinstance(value, dict):
+        return f"an object of {len(value)} keys"
+    return type(value).__name__
+
 
 def to_json(value: Any, depth: int = 0) -> Any:
     """A sandbox value as JSON: tuples and sets become lists, other objects their text."""
@@ -106,22 +150,61 @@ def to_json(value: Any, depth: int = 0) -> Any:
         except TypeError:
             return items
     if isinstance(value, dict):
-        return {
-            key if isinstance(key, str) else json.dumps(to_json(key, depth + 1)): to_json(
-                item, depth + 1
-            )
-            for key, item in value.items()
-        }
+        return {_key(key, depth): to_json(item, depth + 1) for key, item in value.items()}
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
 
 
+def _key(key: Any, depth: int) -> str:
+    """An object key: a string as it is, anything else as its JSON text."""
+    return key if isinstance(key, str) else json.dumps(to_json(key, depth + 1))
+
+
+_SLICE = 1 << 16
+"""Characters of a long string encoded at a time."""
+
+
+def _pieces(value: Any, depth: int = 0) -> Iterator[str]:
+    """The text of ``json.dumps(to_json(value), ensure_ascii=False)``, piece by piece."""
+    if depth > 100:
+        yield '"…"'
+    elif isinstance(value, str | bytes):
+        text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+        yield '"'
+        for start in range(0, len(text), _SLICE):
+            yield json.dumps(text[start : start + _SLICE], ensure_ascii=False)[1:-1]
+        yield '"'
+    elif isinstance(value, list | tuple | set | frozenset):
+        # a set's items are sorted as to_json sorts them: that needs them converted
+        items = value if isinstance(value, list | tuple) else to_json(value, depth)
+        yield "["
+        for index, item in enumerate(items):
+            if index:
+                yield ", "
+            yield from _pieces(item, depth + 1)
+        yield "]"
+    elif isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            # keys as to_json makes them, where 1 and "1" are one key
+            value = {_key(key, depth): item for key, item in value.items()}
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield (", " if index else "") + json.dumps(key, ensure_ascii=False) + ": "
+            yield from _pieces(item, depth + 1)
+        yield "}"
+    elif type(value) is int and not -jsonvalue.BIG < value < jsonvalue.BIG:
+        # json.dumps would raise Python's advice to call sys.set_int_max_str_digits()
+        raise ValueError(f"the program's value holds {jsonvalue.TOO_LONG}")
+    else:
+        yield json.dumps(to_json(value, depth), ensure_ascii=False)
+
+
 def canonical(output: Output, value: Any, records: list[CallRecord]) -> dict[str, Any]:
-    """``{output, value, calls}``."""
+    """``{output, value, calls}``; the value within what the output left of max_output."""
     return {
         "output": output.text(),
-        "value": to_json(value),
+        "value": output.fit(value),
         "calls": [record.summary() for record in records],
     }
 

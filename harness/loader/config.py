@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import ConfigError
 from .entries import Entry, apply_patch, apply_set, check_shapes, flatten, parse_document
 from .env import Environment, MissingVariable, parse_switch
-from .problems import Problem
+from .problems import Problem, missing_config
 from .source import Refused, load_yaml
 
 
@@ -77,7 +77,8 @@ def read_config(
     """Read ``file`` with ``patches`` and ``overrides``; see the module docstring."""
     file = file.absolute()
     problems: list[Problem] = []
-    entries = parse_document(load_yaml(file, problems), file, problems)
+    document = load_yaml(file, problems, missing=missing_config)
+    entries = parse_document(document, file, problems)
     files = [file]
     for patch in patches:
         patch = patch.absolute()

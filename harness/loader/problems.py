@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -41,4 +43,21 @@ def fix_hint(live: bool) -> str:
     return (
         "fix each one at its file and line, then run the command again (`harness check` "
         "lists every problem); the other entries load meanwhile"
+    )
+
+
+def missing_config(file: Path) -> str:
+    """What to do when there is no config file ``file``: ``harness init`` its folder (the
+    folder as the person would type it), unless the file has a name init does not write."""
+    if file.name != "cordis.yml":
+        return "check the path (-c FILE, or $HARNESS_CONFIG)"
+    folder = os.path.relpath(file.parent)
+    if folder == ".":
+        where, there = "", "here"
+    else:
+        shown = folder if not folder.startswith("..") else str(file.parent)
+        where, there = f" {shlex.quote(shown)}", f"in {file.parent}"
+    return (
+        f"run `harness init{where}` to write a starter project {there} (cordis.yml, plugins/, "
+        "workspace/), or pass -c FILE"
     )

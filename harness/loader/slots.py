@@ -22,6 +22,9 @@ from .config import Plan
 from .problems import Problem
 from .resolve import Resolved, ResolveError, Resolver, source_location
 
+REGISTRIES = ("tools", "resources", "prompts")
+"""The root services whose lists follow the order of the entries (:mod:`harness.registry`)."""
+
 
 @dataclass
 class Slot:
@@ -63,9 +66,11 @@ class Slots:
             slots[plan.id] = slot
             await self.apply(slot, plan)
         self.by_id = slots
-        tools = self.root.get("tools")
-        if tools is not None:  # tools keep their entry's place in cordis.yml, whatever reloads
-            tools.order_by({plan.id: index for index, plan in enumerate(plans)})
+        positions = {plan.id: index for index, plan in enumerate(plans)}
+        for name in REGISTRIES:  # each keeps its entry's place in cordis.yml, whatever reloads
+            registry = self.root.get(name)
+            if registry is not None:
+                registry.order_by(positions)
 
     async def ensure_tools(self, plans: list[Plan]) -> None:
         """Load the tools service with defaults unless an entry configures it."""

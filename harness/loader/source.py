@@ -10,7 +10,7 @@ pure-Python one (see :func:`_loader_for`).
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,16 +196,23 @@ for _tag, _build in _CONSTRUCTORS.items():
         _loader.add_constructor(_tag, _build)
 
 
-def load_yaml(path: Path, notes: list[Problem] | None = None, *, pure: bool = False) -> Any:
+def load_yaml(
+    path: Path,
+    notes: list[Problem] | None = None,
+    *,
+    pure: bool = False,
+    missing: Callable[[Path], str] | None = None,
+) -> Any:
     """Load ``path``; raise :class:`ConfigError` (with a located problem) when it cannot be.
 
     Invalid text outside any value (in a comment) is added to ``notes`` when given;
-    ``pure`` as for :func:`load_yaml_text`.
+    ``pure`` as for :func:`load_yaml_text`; ``missing`` says what to do when there is no such
+    file (added to the message).
     """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        message = f"config file not found: {path}"
+        message = f"config file not found: {path}" + (f"; {missing(path)}" if missing else "")
         raise ConfigError(message, problems=[Problem.at(path, None, None, message)]) from None
     except OSError as exc:
         message = f"cannot read config file {path}: {exc.strerror or exc}"

@@ -27,6 +27,7 @@ import yaml
 
 from ..errors import ConfigError
 from .env import parse_switch
+from .problems import missing_config
 
 
 class UnknownEntry(ConfigError):
@@ -64,7 +65,7 @@ def _read(file: Path, shown: Path | None = None) -> str:
     try:
         return file.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"config file not found: {shown}") from None
+        raise ConfigError(f"config file not found: {shown}; {missing_config(file)}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{shown}: cannot edit a file that is not UTF-8 ({exc})") from None
     except OSError as exc:

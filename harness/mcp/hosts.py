@@ -79,3 +79,23 @@ def machine_names(ipv6: bool = False) -> set[str]:
 
 def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def trusted_proxies(values: Sequence[str]) -> tuple[str, ...]:
+    """The proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed
+    (``--trust-proxy``): each value an IP address or network, several may be given in one
+    value separated by commas or spaces. Raises :class:`HarnessError` naming a value that is
+    neither (a host name is not accepted: the check is made on the peer's address)."""
+    found: list[str] = []
+    for value in values:
+        for part in value.replace(",", " ").split():
+            try:
+                network = ipaddress.ip_network(part.strip("[]"), strict=False)
+            except ValueError:
+                raise HarnessError(
+                    f"--trust-proxy {part!r} is not an IP address or network: give the "
+                    "address your reverse proxy connects from, say 127.0.0.1 or 10.0.0.0/8"
+                ) from None
+            if str(network) not in found:
+                found.append(str(network))
+    return tuple(found)

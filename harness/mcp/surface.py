@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import io
 import logging
+import secrets
 import weakref
 from collections.abc import Sequence
 from typing import Any, BinaryIO
@@ -77,6 +78,8 @@ class McpSurface:
         self.root = root
         self.bus = InMemorySubscriptionBus()
         self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._clients: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
+        """Handshake-era connections → the client session their calls carry."""
         self._told: weakref.WeakSet[Any] = weakref.WeakSet()
         """Handshake-era connections already sent the host's problems."""
         self.notifications = 0
@@ -148,11 +151,13 @@ class McpSurface:
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        self._remember(ctx)
-        elicit = None
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:  # ask while the call waits
+        connection = self._remember(ctx)
+        elicit = client = None
+        if connection is not None:  # handshake era: ask while the call waits
             elicit = functools.partial(ctx.session.elicit_form, related_request_id=ctx.request_id)
-        return await self.call(str(ctx.request_id), params, ctx.session.client_capabilities, elicit)
+            client = self._client(connection)
+        capabilities = ctx.session.client_capabilities
+        return await self.call(str(ctx.request_id), params, capabilities, elicit, client)
 
     async def call(
         self,
@@ -160,10 +165,13 @@ class McpSurface:
         params: CallParams,
         capabilities: types.ClientCapabilities | None,
         elicit: Elicit | None = None,
+        client: str | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """One ``tools/call``: the SDK's handler and the fast path (:mod:`.http.fast_path`) both run
-        this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`)."""
-        call = ToolCall(request_id, params.name, params.arguments or {})
+        this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`);
+        ``client`` names its session, which an ``allow_session`` answer covers (a stateless
+        2026-07-28 client has none)."""
+        call = ToolCall(request_id, params.name, params.arguments or {}, client=client)
         # The client's user decides (elicitation), racing the approval object's other
         # answerers (a console page); a client that cannot ask is answered by them alone.
         asks = capabilities is not None and capabilities.elicitation is not None
@@ -175,6 +183,15 @@ class McpSurface:
                 request_state=self.seal.seal(call),
             )
         return to_mcp_result(result)
+
+    def _client(self, connection: Connection) -> str:
+        """The client session a handshake-era connection is (``mcp-`` and a random token):
+        what its calls' ``allow_session`` answers cover, forgotten when it goes."""
+        client = self._clients.get(connection)
+        if client is None:
+            client = self._clients[connection] = f"mcp-{secrets.token_urlsafe(12)}"
+            weakref.finalize(connection, unwrap(self.root.tools).approvals.drop, client)
+        return client
 
     # -- notifications ---------------------------------------------------------------------
 
@@ -258,17 +275,20 @@ class McpSurface:
         allow_hosts: Sequence[str] = (),
         limits: HttpLimits | None = None,
         throttle: TokenThrottle | None = None,
+        trusted_proxies: Sequence[str] = (),
     ) -> None:
         """Serve streamable HTTP until cancelled; refuses a public bind without a token.
 
         ``wrap``, when given, turns the MCP app into the app served (the web console
         mounts itself this way, beside ``/mcp``, sharing ``throttle``: the wrong tokens
-        counted per client address, :mod:`.auth`).
+        counted per client, :mod:`.auth`). Forwarded headers are believed only from
+        ``trusted_proxies`` (:func:`~harness.mcp.http.transport.serve_app`).
         """
         check_bind(host, token)
         limits = limits or HttpLimits()
         app = self.http_app(host, token, allow_hosts, limits, throttle=throttle)
-        await serve_app(wrap(app) if wrap is not None else app, host, port, token, limits, on_ready)
+        served = wrap(app) if wrap is not None else app
+        await serve_app(served, host, port, token, limits, on_ready, trusted_proxies)
 
 
 def tracing_installed() -> bool:

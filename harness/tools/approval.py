@@ -40,8 +40,6 @@ __all__ = [
     "SealError",
     "call_key",
     "decide",
-    "Ambiguous",
-    "Inherited",
     "interpret",
     "prompt",
     "show_args",
@@ -73,50 +71,6 @@ class Denied:
 
 
 ApprovalAnswer = Approved | Denied | Pending | bool
-
-
-class Inherited:
-    """The approvers surfaces passed to the calls running now, by call id.
-
-    A call made from inside another one (a ``run_code`` program's, whose ``parent`` names
-    the outer call) asks the same person as the call it runs in: an MCP client's user, say,
-    rather than the ``approval`` service. It is looked up explicitly by the parent's id,
-    never through a context variable. Ids are the surfaces' (two MCP clients may both run a
-    request ``1``): when running calls that share the parent's id hold different approvers,
-    the inner call is denied rather than asked of the wrong person.
-    """
-
-    def __init__(self) -> None:
-        self._held: dict[str, list[Any]] = {}
-
-    def hold(self, call_id: str, approver: Any) -> None:
-        self._held.setdefault(call_id, []).append(approver)
-
-    def release(self, call_id: str, approver: Any) -> None:
-        held = self._held.get(call_id)
-        if held is not None:
-            held.remove(approver)
-            if not held:
-                del self._held[call_id]
-
-    def of(self, parent: str) -> Any:
-        """The approver of the running call ``parent``, :class:`Ambiguous` when calls of that
-        id hold different ones, or None."""
-        held = self._held.get(parent)
-        if not held:
-            return None
-        first = held[0]
-        return first if all(other is first for other in held) else Ambiguous()
-
-
-class Ambiguous:
-    """The approver of an inner call whose parent's id names several running calls."""
-
-    async def request(self, call: ToolCall, reason: str) -> Denied:
-        return Denied(
-            f"the call it runs in ({call.parent}) cannot be told apart from another running "
-            "call of the same id, so there is nobody certain to ask"
-        )
 
 
 @runtime_checkable

@@ -7,7 +7,8 @@ call_id, session, name, args, reason}`` and announced as an ``approval/request``
 answered by the first of:
 
 - :meth:`Approvals.answer` ``(id, decision, reason=None)``, with ``allow_once``,
-  ``allow_session`` (this tool, for the rest of the call's session), ``allow_always`` (the
+  ``allow_session`` (this tool, for the rest of the call's session: its agent session, else
+  its client's, :func:`holder`; a call of neither is allowed once), ``allow_always`` (the
   policy file is edited when a writer is set, :attr:`Approvals.always`) or ``deny``: what
   the web console's buttons, ``harness chat``'s prompt and Python code all call;
 - the call's own asker, when its surface passed one (``execute(call, approval=...)``): MCP
@@ -94,8 +95,8 @@ class Approvals:
         self.always: Callable[[str], None] | None = None
         """Writes ``TOOL: allow`` into the policy (set by the agent); None: remembered here."""
         self._open: dict[str, Request] = {}
-        self._allowed: dict[str | None, set[str]] = {}
-        """Session (None: calls without one) → tools allowed for it (``allow_session``)."""
+        self._allowed: dict[str, set[str]] = {}
+        """Session (an agent's, or else a client's) → tools allowed for it (``allow_session``)."""
         self._always: set[str] = set()
         self._attached = 0
         self._change: anyio.Event | None = None
@@ -149,7 +150,8 @@ class Approvals:
         """The answer to ``call``'s ask: the first of :meth:`answer`, ``asker`` (an object
         with ``request(call, reason)``, the call's own surface) and the timeout."""
         if asker is None:  # remembered decisions answer for the answerers of this object
-            if call.name in self._allowed.get(call.session, ()):
+            session = holder(call)
+            if session is not None and call.name in self._allowed.get(session, ()):
                 return Approved("session")
             if call.name in self._always:
                 return Approved("always")
@@ -218,13 +220,18 @@ class Approvals:
         if decision not in DECISIONS:
             raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
         name = request.call.name
+        decided: Decision = decision
         if decision == "allow_always":
             if self.always is not None:
                 self.always(name)  # may raise (the policy file): the request stays open
             self._always.add(name)
         elif decision == "allow_session":
-            self._allowed.setdefault(request.call.session, set()).add(name)
-        self._close(request, decision, reason)
+            session = holder(request.call)
+            if session is None:  # nothing to remember it for: this call only
+                decided = "allow_once"
+            else:
+                self._allowed.setdefault(session, set()).add(name)
+        self._close(request, decided, reason)
 
     def cancel(self, call_id: str, session: str | None) -> bool:
         """Deny the open request of ``call_id`` in ``session`` (the call was cancelled)."""
@@ -235,11 +242,16 @@ class Approvals:
         return False
 
     def forget(self, session: str) -> None:
-        """Deny a closing session's open requests and drop what it allowed."""
-        self._allowed.pop(session, None)
+        """Deny a closing session's open requests and drop what it allowed (an agent
+        session's, or a client's: ``ToolCall.client``)."""
+        self.drop(session)
         for request in list(self._open.values()):
-            if request.call.session == session:
+            if holder(request.call) == session:
                 self._close(request, "deny", "the session was closed")
+
+    def drop(self, session: str) -> None:
+        """Forget what ``session`` allowed (``allow_session``): its client went away."""
+        self._allowed.pop(session, None)
 
     def _close(self, request: Request, decision: Decision | None, why: str | None) -> None:
         """Decide ``request`` once: the event, and the waiting call woken."""
@@ -269,3 +281,9 @@ def unanswerable(call: ToolCall, why: str) -> str:
         f"elicitation, with `harness call {name} --yes`, in the web console (open it first: "
         f"it asks there), or with a rule `{name}: allow` in the policy"
     )
+
+
+def holder(call: ToolCall) -> str | None:
+    """Whose ``allow_session`` covers ``call``: its agent session, else its client's session,
+    else nobody's (None: ``allow_session`` is ``allow_once``)."""
+    return call.session if call.session is not None else call.client

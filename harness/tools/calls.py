@@ -40,6 +40,16 @@ class ToolCall:
     session: str | None = None
     """The agent session the call belongs to, else None: its approval request is listed,
     recorded and remembered (``allow_session``) under it."""
+    client: str | None = None
+    """The client session the call came from outside any agent session (an MCP
+    connection's, ``mcp-...``), else None: an ``allow_session`` answer covers that client's
+    later calls of the tool. With neither a session nor a client it counts as ``allow_once``."""
+    asker: Any = field(default=None, repr=False, compare=False)
+    """Who answers the call's ``ask``: what its surface passed, ``execute(call,
+    approval=...)``, which the pipeline records here; None: the approval object's
+    answerers. A call made inside this one (a ``run_code`` program's) carries the same
+    asker, session and client, so its question reaches the person who ran the program and
+    nobody else."""
 
     @classmethod
     def of(cls, call: ToolCall | Mapping[str, Any]) -> ToolCall:
@@ -58,12 +68,14 @@ class ToolCall:
         args = call.get("args", call.get("arguments"))
         parent = call.get("parent")
         session = call.get("session")
+        client = call.get("client")
         return cls(
             id=str(call_id) if call_id is not None else f"call-{next(_call_ids)}",
             name=name,
             args={} if args is None else args,
             parent=None if parent is None else str(parent),
             session=None if session is None else str(session),
+            client=None if client is None else str(client),
         )
 
 

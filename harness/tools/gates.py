@@ -21,7 +21,8 @@ from .holds import Hold, wait
 _log = logging.getLogger("harness.tools")
 
 Gated = Callable[[str], str | None]
-"""Tool name → why the tool is gated (a policy's rule, say), or None."""
+"""Tool name (or ``resource:<uri>``, ``prompt:<name>``) → why it is gated (a policy's rule,
+say), or None."""
 
 
 class Gates:
@@ -90,6 +91,14 @@ class Gates:
 
     def held(self, call: ToolCall) -> ToolResult | None:
         """The denial of ``call`` by a closed gate, or None."""
+        why = self.refusal(call.name)
+        if why is None:
+            return None
+        return ToolResult.failure(call, "denied", f"Tool denied: {why}")
+
+    def refusal(self, subject: str) -> str | None:
+        """Why a closed gate refuses ``subject`` (a tool name, ``resource:<uri>`` or
+        ``prompt:<name>``), or None when none does."""
         for key, (gated, holder) in tuple(self.closed.items()):
             until = self._until.get(key)
             if until is not None and not until():  # what it waited for is over
@@ -97,15 +106,13 @@ class Gates:
                 self._update()
                 continue
             try:
-                why = gated(call.name)
+                why = gated(subject)
             except Exception:
-                _log.exception("gate %r raised for tool %r; refusing the call", key, call.name)
+                _log.exception("gate %r raised for %r; refusing it", key, subject)
                 why = "its gate failed"
             if why:
-                return ToolResult.failure(
-                    call,
-                    "denied",
-                    f"Tool denied: {why}, and {holder}, which decides it, is not loaded "
-                    "right now (reloading or failed); calls are refused until it is back",
+                return (
+                    f"{why}, and {holder}, which decides it, is not loaded right now "
+                    "(reloading or failed); calls are refused until it is back"
                 )
         return None

@@ -36,12 +36,12 @@ import anyio
 from ..errors import ToolArgsError
 from ..service import unwrap
 from . import jsonvalue, traces
-from .approval import Approved, Denied, Inherited, Pending, decide
+from .approval import Approved, Denied, Pending, decide
 from .approvals import Approvals
 from .calls import DEFAULT_TEXT, Ask, Deny, ToolCall, ToolResult
 from .deadline import Later, running_loop, start
 from .define import OutputMismatch, ToolDefinition, unchecked
-from .jsonvalue import is_json
+from .jsonvalue import BIG, is_json
 from .render import RenderError, render
 from .scopes import caller_cancelled
 
@@ -61,7 +61,6 @@ class Tools(Protocol):
     _layers: Mapping[str, Any]
     _gates: Gates
     _definitions: dict[str, ToolDefinition]
-    _inherited: Inherited
     approvals: Approvals
 
     async def _reloaded(self, name: str) -> ToolDefinition | None: ...
@@ -79,7 +78,9 @@ async def execute(
     raises; failures are results.
 
     ``approval`` answers this call's ``ask`` decisions before the approval service does (a
-    surface passes the one that can reach the person behind the call).
+    surface passes the one that can reach the person behind the call); it is recorded as
+    ``call.asker``, so calls made inside this one ask it too. Without it, ``call.asker``
+    (an inner call's, inherited) answers.
     """
     # -- entry ----------------------------------------------------------------------------
     if type(call) is not ToolCall:
@@ -91,6 +92,10 @@ async def execute(
         loop: asyncio.AbstractEventLoop | None = _get_running_loop()
     except RuntimeError:  # trio
         loop = None
+    if approval is None:
+        approval = call.asker
+    else:
+        call.asker = approval
     layers, bus, gates = tools._layers, tools._bus, tools._gates
     if caller_cancelled(loop):  # no stage runs, nothing starts
         result = cancelled(call, "before it started")
@@ -101,7 +106,6 @@ async def execute(
     # tracer provider is installed; else this is one module attribute read)
     traced = traces.open_tool(call, tools.config.trace_content) if traces.ON else None
     denial: ToolResult | None = None
-    held = False
     try:
         tool = tools._definitions.get(call.name)
         fast = not layers and not gates.engaged and tool is not None and approval is None
@@ -121,9 +125,6 @@ async def execute(
             if denial is not None:
                 ran = denial
             else:
-                if approval is not None:  # calls made inside this one ask the same person
-                    tools._inherited.hold(call.id, approval)
-                    held = True
                 if "tools/execute" in layers:  # stage 2 wraps the innermost step
                     inner = partial(innermost_async, tools, call)
                     ran = bus.waterfall("tools/execute", (call,), inner)
@@ -142,8 +143,6 @@ async def execute(
         result = ToolResult.failure(
             call, "internal", f"Internal error while running tool {call.name}; see the host log"
         )
-    if held:
-        tools._inherited.release(call.id, approval)
     if traced is not None:
         traces.close_tool(traced, result, tools.config.trace_content)
     # -- result -------------------------------------------------------------------------
@@ -237,7 +236,7 @@ def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
         if tool.render is None:  # the usual scalars are JSON as they are: their default
             kind = type(canonical)  # text is made when content is first read
             if (
-                kind is int
+                (kind is int and -BIG < canonical < BIG)  # longer ints are not JSON
                 or (kind is float and _isfinite(canonical))
                 or (kind is str and canonical.isascii())
             ):
@@ -314,10 +313,8 @@ async def ask(
     tools: Tools, call: ToolCall, reason: str, asker: Any = None
 ) -> Approved | Denied | Pending:
     """Ask about ``call``: a plugin's own ``approval`` service when one is loaded and the
-    surface passed no asker, else the approval object (:mod:`.approvals`), which races the
-    asker (or the call it runs in's: ``parent``) against every other answerer."""
-    if asker is None and call.parent is not None:
-        asker = tools._inherited.of(call.parent)
+    call has no asker, else the approval object (:mod:`.approvals`), which races the asker
+    (the surface's, or the outer call's for an inner call) against every other answerer."""
     if asker is None:
         service = tools.ctx.get("approval")
         if service is not None and unwrap(service) is not tools.approvals:

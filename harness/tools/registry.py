@@ -1,23 +1,23 @@
 """The tool registry: which tools exist, who holds them, in which order, and their schemas.
 
 Tools are registered as effects of the calling plugin (unloading it removes them); every
-change emits ``tools/change``. The list order and the schemas are computed once per change,
-not per call. :class:`~harness.tools.tools_service.ToolsService` adds the execution pipeline.
+change emits ``tools/change`` (the shape every registry shares, :mod:`harness.registry`).
+The list order and the schemas are computed once per change, not per call.
+:class:`~harness.tools.tools_service.ToolsService` adds the execution pipeline.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import itertools
-from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..errors import ToolConflict, ToolDefinitionError
+from ..registry import Entry, Registry
 from ..service import caller_aware
 from . import formats
 from .config import ToolsConfig
@@ -31,34 +31,21 @@ if TYPE_CHECKING:
     from ..fiber import Fiber
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One registered tool."""
-
-    definition: ToolDefinition
-    owner: str
-    context: Context
-    seq: int
-    """Registration sequence number: the order within one plugin."""
-
-
-class ToolRegistry:
+class ToolRegistry(Registry[ToolDefinition]):
     """The registry half of the ``tools`` service (its state and its look-ups)."""
 
-    ctx: Context
+    kind = "tool"
+    changes = "tools/change"
+    conflict = ToolConflict
     config: ToolsConfig
 
     def __init__(self, ctx: Context) -> None:
-        self._tools: dict[str, Entry] = {}
-        """Name → entry."""
+        super().__init__(ctx)
+        self._tools = self._entries
+        """Name → entry (the registry's own map, under the name the call path reads)."""
         self._definitions: dict[str, ToolDefinition] = {}
         """Name → definition: what every call looks up, kept beside ``_tools``."""
         self._gates = Gates()
-        self._bus = ctx.bus
-        self._seq = itertools.count()
-        self._positions: Mapping[str, int] = {}
-        self._order: builtins.list[str] | None = None
-        """Tool names in list order; None until computed after a change."""
         self._snapshots: dict[tuple[str, bool], builtins.list[dict[str, Any]]] = {}
         """Frozen schemas per (format, strict), built once per registry change."""
 
@@ -81,70 +68,19 @@ class ToolRegistry:
                     "(define_tool or @tool) or a function"
                 )
             definition = tool_from_function(definition)
-        name = definition.name
-        held = self._tools.get(name)
-        if held is not None:
-            raise ToolConflict(
-                f"tool {name!r} is already registered by {held.owner}; {owner.describe()} "
-                "cannot register it too (rename one of them or unload the holder)"
-            )
-        entry = Entry(definition, owner.describe(), owner, next(self._seq))
+        return self._register(definition.name, definition, owner)
 
-        def setup() -> Callable[[], None]:
-            self._tools[name] = entry
-            self._definitions[name] = definition
-            self._changed()
-            self._bus.emit("tools/change", "added", name)
-            return cleanup
+    def _added(self, key: str, entry: Entry[ToolDefinition]) -> None:
+        self._definitions[key] = entry.definition
 
-        def cleanup() -> None:
-            if self._tools.get(name) is entry:
-                for hold in self._gates.holds:  # removed during a reload: its calls wait
-                    hold.names.add(name)
-                del self._tools[name]
-                del self._definitions[name]
-                self._changed()
-                self._bus.emit("tools/change", "removed", name)
-
-        dispose: Callable[[], None] = owner.effect(setup)
-        return dispose
-
-    def get(self, name: str) -> ToolDefinition | None:
-        """The tool called ``name``, or None."""
-        entry = self._tools.get(name)
-        return None if entry is None else entry.definition
-
-    def list(self) -> list[str]:
-        """Tool names in order: by the position of the plugin that registered them (see
-        :meth:`order_by`), then in registration order."""
-        return list(self._ordered())
-
-    def order_by(self, positions: Mapping[str, int]) -> None:
-        """Order tools by the position of their top-level plugin (a plugin loaded on the root
-        context, by name), then by registration order; unplaced plugins' tools come last.
-
-        The host passes each ``cordis.yml`` entry's position, so a tool keeps its place when
-        its plugin is disabled and enabled again or reloaded (model prompt caches stay warm).
-        """
-        if dict(positions) != self._positions:
-            self._positions = dict(positions)
-            self._changed()
-
-    def owner(self, name: str) -> str | None:
-        """Who registered ``name`` (``plugin 'x'``), or None."""
-        entry = self._tools.get(name)
-        return None if entry is None else entry.owner
+    def _removing(self, key: str) -> None:
+        for hold in self._gates.holds:  # removed during a reload: its calls wait
+            hold.names.add(key)
+        del self._definitions[key]
 
     def tools_of(self, fiber: Fiber) -> builtins.list[str]:
         """The tools registered by ``fiber`` or the plugins below it."""
-        names = []
-        for name in self._ordered():
-            owner = self._tools[name].context.fiber
-            while owner is not None and owner is not fiber:
-                owner = owner.parent.fiber
-            if owner is fiber:
-                names.append(name)
-        return names
+        return self.of(fiber)
 
     def schemas(
         self, format: formats.Format = "openai", strict: bool | None = None
@@ -243,22 +179,8 @@ class ToolRegistry:
         return self._definitions.get(name)
 
     def _changed(self) -> None:
-        self._order = None
+        super()._changed()
         self._snapshots.clear()
-
-    def _ordered(self) -> builtins.list[str]:
-        if self._order is None:
-            last = len(self._positions)
-
-            def rank(entry: Entry) -> tuple[int, int]:
-                fiber, top = entry.context.fiber, None
-                while fiber is not None:
-                    top, fiber = fiber, fiber.parent.fiber
-                place = last if top is None else self._positions.get(top.name, last)
-                return place, entry.seq
-
-            self._order = sorted(self._tools, key=lambda name: rank(self._tools[name]))
-        return self._order
 
 
 def _still_failed(fiber: Fiber) -> bool:

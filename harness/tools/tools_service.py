@@ -18,7 +18,6 @@ import anyio
 
 from ..service import Service
 from . import kernel
-from .approval import Inherited
 from .approvals import Approvals
 from .calls import ToolCall, ToolResult
 from .config import ToolsConfig
@@ -46,10 +45,8 @@ class ToolsService(ToolRegistry, Service):
         Service.__init__(self, ctx, "tools")
         self.config = config or ToolsConfig()
         self._layers = self._bus.layers  # a live view: read on every call, without the lookup
-        self._inherited = Inherited()
         self.approvals = Approvals(self._emit_approval)
         """The approval object: every ask of every surface is a request here."""
-        """The approvers of the running calls surfaces passed one to (for their inner calls)."""
 
     def _emit_approval(self, kind: str, fields: dict[str, Any]) -> None:
         if not self.ctx.is_disposed:

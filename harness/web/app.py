@@ -7,6 +7,7 @@ from typing import Any
 
 from ..mcp.auth import TokenThrottle
 from .console import WebConsole
+from .hide_paths import HidePaths
 from .routes import build_app
 from .security import WebGate
 
@@ -23,9 +24,11 @@ def console_app(
 
     The gate accepts the same Host names as the MCP endpoint: the bind address's own and
     ``allow_hosts`` (``--allow-host``); wrong tokens count in ``throttle``, which the MCP
-    endpoint's gate should share.
+    endpoint's gate should share. Error answers name files relative to the project
+    (:class:`~harness.web.hide_paths.HidePaths`).
     """
-    web = WebGate(build_app(console), bind, token, allow_hosts=allow_hosts, throttle=throttle)
+    routes = HidePaths(build_app(console), console.host.config_path.parent)
+    web = WebGate(routes, bind, token, allow_hosts=allow_hosts, throttle=throttle)
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] != "lifespan" else "/mcp"

@@ -23,6 +23,7 @@ import anyio
 
 from ..errors import HarnessError
 from ..loader.writeback import set_enabled
+from ..tools import jsonvalue
 from ..tools.approvals import Approvals
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.formats import mcp as mcp_schema
@@ -257,5 +258,5 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     if value is None or isinstance(value, str | int | float | bool):
-        return value
+        return jsonvalue.printable(value)  # an int too long to write says so
     return str(value)

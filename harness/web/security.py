@@ -8,7 +8,10 @@ Every request to the console (everything but ``/mcp``, which keeps its own gate)
 - **Token**: when the server has one (it must, beyond loopback), a request needs
   ``Authorization: Bearer TOKEN`` or the console's cookie. A ``GET`` with ``?token=TOKEN``
   sets that cookie (HttpOnly, SameSite=Strict) and redirects to the same URL without the
-  token, so it leaves the address bar and the history at once. Otherwise 401.
+  token, so it leaves the address bar and the history at once. Otherwise 401. The cookie is
+  an HMAC of the token under a key only the server holds (:func:`cookie_key`), so a guessed
+  token cannot be turned into a cookie; every wrong credential, a cookie included, counts in
+  the shared :class:`~harness.mcp.auth.TokenThrottle` (429 past the free ones).
 - **Reads** (GET/HEAD/OPTIONS) change nothing, but another page must not read them either: an
   ``Origin`` other than the page's own (``fetch``, ``EventSource``) gets 403, and so does a
   request a browser marks ``Sec-Fetch-Site: cross-site`` or ``same-site`` (an ``<img>``,
@@ -31,6 +34,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
+import secrets
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
@@ -39,6 +44,7 @@ from mcp.server.transport_security import RequestBodyLimitMiddleware
 
 from ..mcp.auth import TokenThrottle, bearer_token, client_key, same_token, too_many
 from ..mcp.hosts import allowed_hosts
+from ..tools.seal import SECRET
 
 COOKIE = "harness_console"
 MAX_BODY = 1024 * 1024
@@ -55,9 +61,20 @@ HEADERS = [
 ]
 
 
-def cookie_value(token: str) -> str:
-    """The cookie a browser holds instead of the token itself."""
-    return hmac.new(token.encode(), b"harness web console", hashlib.sha256).hexdigest()
+def cookie_key() -> bytes:
+    """The key of the console's cookies: derived from ``HARNESS_SECRET`` when it is set (the
+    replicas behind one load balancer share it, so each accepts the others' cookies), else
+    random for this process (a restart then asks for the token again)."""
+    secret = os.environ.get(SECRET)
+    if secret:
+        return hashlib.sha256(b"harness web console cookie\0" + secret.encode()).digest()
+    return secrets.token_bytes(32)
+
+
+def cookie_value(token: str, key: bytes) -> str:
+    """The cookie a browser holds instead of the token itself: an HMAC of the token under
+    ``key``, which only the server knows, so a guess of the token makes no cookie."""
+    return hmac.new(key, token.encode(), hashlib.sha256).hexdigest()
 
 
 def host_allowed(host: str, patterns: list[str]) -> bool:
@@ -84,7 +101,7 @@ class WebGate:
         self.app = RequestBodyLimitMiddleware(app, max_body)
         self.hosts = allowed_hosts(bind, allow_hosts)
         self.token = token
-        self.cookie = cookie_value(token) if token else None
+        self.cookie = cookie_value(token, cookie_key()) if token else None
         self.throttle = throttle if throttle is not None else TokenThrottle()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -151,9 +168,10 @@ class WebGate:
     def _authorized(self, scope: Any, headers: dict[str, str]) -> bool | int:
         """True for the cookie or the token; False, or the seconds of a lock-out (429).
 
-        The cookie (an HMAC of the token) is checked even while the address is locked out:
-        it cannot be guessed, so the pages already open keep working. The token itself, as
-        ``Bearer`` or ``?token=``, goes through the throttle (:mod:`harness.mcp.auth`).
+        The right cookie passes even while the client is locked out: nobody can make it
+        without the server's key, so the pages already open keep working. Everything else
+        presented, the token as ``Bearer`` or ``?token=`` or a wrong cookie, goes through
+        the throttle (:mod:`harness.mcp.auth`), one count per request.
         """
         assert self.token is not None
         assert self.cookie is not None
@@ -163,9 +181,11 @@ class WebGate:
         given = bearer_token(headers.get("authorization"))
         if given is None and scope["method"] == "GET":
             given = _query_token(scope)
-        if given is None:
-            return False  # no credentials: no guess either
-        return self.throttle.attempt(client_key(scope), given, self.token)
+        if given is not None:
+            return self.throttle.attempt(client_key(scope), given, self.token)
+        if cookie is not None:  # a wrong cookie: stale (a restart) or made up
+            return self.throttle.attempt(client_key(scope), cookie, self.cookie)
+        return False  # no credentials: no guess either
 
     async def _take_token(self, scope: Any, send: Any) -> None:
         assert self.cookie is not None

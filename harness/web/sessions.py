@@ -61,8 +61,8 @@ def session_routes(
         """The session, or a 404 reply when no session has that id (or it is no id)."""
         try:
             return await session_of(session_id)
-        except HarnessError as exc:  # SessionNotFound: unknown, or not a safe file name
-            return fail(404, f"no session has id {session_id!r} ({exc})")
+        except HarnessError:  # SessionNotFound: unknown, or not a safe file name
+            return fail(404, f"no session has id {session_id!r}")
 
     def unavailable() -> JSONResponse:
         return JSONResponse(

@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.testing import Reply, Rule, ScriptedServer
+from harness.testing import Reply, Rule, ScriptedServer, call
 
 from ..helpers import ROOT, run_harness, write
 from ..terminal import ALT_ENTER, UP, Terminal
 
 RULES = [
     Rule(Reply.say("Paris."), user="capital"),
+    Rule(Reply.calls(call("echo", {"text": "hi"})), user="repeat"),
+    Rule(Reply.say("Echoed."), tool="echo"),
     Rule(Reply.answer(lambda text: "heard " + text.replace("\n", " | ")), user=""),
 ]
 
@@ -29,6 +31,9 @@ def config(folder: Path, server: ScriptedServer) -> Path:
         insert:
           - id: echo
             name: {ROOT / "plugins" / "echo.py"}
+          - id: policy
+            name: {ROOT / "plugins" / "policy.py"}
+            config: {{rules: {{echo: ask}}}}
           - id: model
             name: harness:openai
             config: {{model: scripted, base_url: "{server.url}"}}
@@ -152,3 +157,24 @@ def test_piped_lines_and_one_message_take_the_commands_too(
     one = run_harness("chat", "--no-watch", "-m", "the capital?", cwd=tmp_path)
     assert (one.returncode, "assistant> Paris." in one.stdout) == (0, True)
     assert said(server) == ["/etc/hosts, what is it?", "the capital?", "the capital?"]
+
+
+def test_ctrl_c_at_an_approval_question_cancels_the_turn(
+    tmp_path: Path, server: ScriptedServer
+) -> None:
+    """The question is asked by the line editor, where Ctrl-C is a key, not a signal: it
+    cancels the turn as Ctrl-C during a turn does, and the chat goes on."""
+    with chat(tmp_path, server) as term:
+        at = term.expect("you>")
+        term.send("repeat after me\r")
+        at = term.expect("approval needed: echo", at)
+        at = term.expect("[d]eny?", at)
+        term.send("\x03")
+        at = term.expect("turn cancelled", at)
+        at = term.expect("you>", at)
+        term.send("the capital?\r")
+        at = term.expect("assistant> Paris.", at)
+        at = term.expect("you>", at)
+        term.send("/quit\r")
+        assert term.close() == 0
+    assert said(server) == ["repeat after me", "the capital?"]

@@ -280,16 +280,20 @@ class Says:
         return self.answer
 
 
-async def _outer_tools(root: Context, started: anyio.Event, go: anyio.Event, outers: int) -> None:
-    """``outer`` runs ``write`` inside itself (parent = its own id), once ``go`` is set, and
-    ends when ``outers`` of them have made their inner call."""
+async def _outer_tools(
+    root: Context, started: anyio.Event, go: anyio.Event, outers: int, people: dict[str, Any]
+) -> None:
+    """``outer`` runs ``write`` inside itself (parent = its own id, asker = ``people[who]``
+    when given), once ``go`` is set, and ends when ``outers`` of them have made their inner
+    call."""
     made: list[str] = []
     everyone = anyio.Event()
 
     async def outer(args: dict[str, Any]) -> Any:
         started.set()
         await go.wait()
-        inner = ToolCall(f"{args['id']}/1", "write", {"path": "a"}, parent=args["id"])
+        asker = people.get(args.get("who", ""))
+        inner = ToolCall(f"{args['id']}/1", "write", {"path": "a"}, parent=args["id"], asker=asker)
         result = await root.tools.execute(inner)
         made.append(inner.id)
         if len(made) == outers:
@@ -301,27 +305,38 @@ async def _outer_tools(root: Context, started: anyio.Event, go: anyio.Event, out
         define_tool(
             name="outer",
             description="calls write inside",
-            parameters={"id": {"type": "string", "required": True}},
+            parameters={"id": {"type": "string", "required": True}, "who": {"type": "string"}},
             execute=outer,
         )
     )
 
 
-async def test_an_inner_call_asks_the_approver_of_the_call_it_runs_in(gated: Context) -> None:
+async def test_the_surface_s_asker_is_recorded_on_the_call(gated: Context) -> None:
+    person = Says(True)
+    call = ToolCall("1", "write", {"path": "a"})
+    result = await gated.tools.execute(call, approval=person)
+    assert result.ok, result
+    assert call.asker is person  # what a program's inner calls inherit (harness.code)
+    assert person.asked == ["1"]
+
+
+async def test_an_inner_call_asks_the_asker_it_carries(gated: Context) -> None:
     started, go = anyio.Event(), anyio.Event()
     go.set()
-    await _outer_tools(gated, started, go, 1)
-    person = Says(True)
-    result = await gated.tools.execute(ToolCall("1", "outer", {"id": "1"}), approval=person)
+    outside, inside = Says(True), Says(True)
+    await _outer_tools(gated, started, go, 1, {"inside": inside})
+    call = ToolCall("1", "outer", {"id": "1", "who": "inside"})
+    result = await gated.tools.execute(call, approval=outside)
     assert result.result == "ok", result
-    assert person.asked == ["1", "1/1"]  # the outer call, then the inner one, by its parent
-    assert gated.tools._inherited.of("1") is None  # released with the call
+    assert outside.asked == ["1"]
+    assert inside.asked == ["1/1"]
 
 
-async def test_an_inner_call_whose_parent_id_is_ambiguous_is_denied(gated: Context) -> None:
-    """Two clients' requests may share an id: the inner call is not asked of either."""
+async def test_a_parent_id_finds_no_approver(gated: Context) -> None:
+    """Two clients' requests may share an id: an inner call that names its parent by id
+    only is asked of neither client's person (nobody else can answer: denied)."""
     started, go = anyio.Event(), anyio.Event()
-    await _outer_tools(gated, started, go, 2)
+    await _outer_tools(gated, started, go, 2, {})
     alice, bob = Says(True), Says(True)
     results: dict[str, ToolResult] = {}
 

@@ -242,8 +242,10 @@ async def test_ask_without_approval_service_fails_closed(loaded: Context) -> Non
     result = await call(loaded, "echo", {"text": "x"})
     assert result.code == "denied"
     assert result.error == (
-        "Tool denied: this call needs approval (approval needed, and no console is attached to "
-        "ask (nor a terminal or a client that can ask its user))"
+        "Tool denied: this call needs approval (nobody can answer its approval: the caller "
+        "cannot ask a person and no console page is open; approve it from an MCP client with "
+        "elicitation, with `harness call echo --yes`, in the web console (open it first: it "
+        "asks there), or with a rule `echo: allow` in the policy)"
     )
 
 

@@ -23,6 +23,14 @@ from .page import Page
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+def anyio_backend() -> str:
+    # the server is its own process; on trio, httpx2's nested stream generators are left to
+    # the garbage collector when a page's stream is cancelled (a ResourceWarning)
+    return "asyncio"
+
+
 CONFIG = f"""
 insert:
   - id: tools

@@ -6,6 +6,8 @@ the request up, and headless Chromium to read a redirect target as a browser doe
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import pty
 import re
@@ -134,48 +136,115 @@ MCP_PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-def test_wrong_tokens_are_throttled_per_address(tmp_path: Path) -> None:
-    server = Served(make_project(tmp_path), "--token", TOKEN)
+ELSEWHERE = {"X-Forwarded-For": "203.0.113.7"}
+"""A client on another machine, as the listed proxy on loopback forwards it."""
+NEIGHBOUR = {"X-Forwarded-For": "198.51.100.1"}
+
+
+def test_wrong_tokens_are_throttled_per_client(tmp_path: Path) -> None:
+    server = Served(make_project(tmp_path), "--token", TOKEN, "--trust-proxy", "127.0.0.1")
     try:
         api = server.base + "api/tools"
         mcp = server.base + "mcp"
-        with client_from("127.0.0.1", timeout=10) as attacker:
+        right = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+        with httpx2.Client(timeout=10) as loopback:
+            entry = loopback.get(server.base + f"?token={TOKEN}", headers=ELSEWHERE)
+            assert entry.status_code == 303
+            name, value = entry.headers["set-cookie"].split(";")[0].split("=", 1)
+            loopback.cookies.clear()  # sent only where a test says so
             for guess in range(10):  # the free ones: a plain 401 each, on either surface
                 url = mcp if guess % 2 else api
-                wrong = {**MCP_HEADERS, "Authorization": f"Bearer guess-{guess}"}
+                wrong = {**MCP_HEADERS, **ELSEWHERE, "Authorization": f"Bearer guess-{guess}"}
                 answer = (
-                    attacker.post(url, json=MCP_PING, headers=wrong)
+                    loopback.post(url, json=MCP_PING, headers=wrong)
                     if url == mcp
-                    else attacker.get(url, headers=wrong)
+                    else loopback.get(url, headers=wrong)
                 )
                 assert answer.status_code == 401, (guess, answer.text)
             for attempt in (
                 {"Authorization": "Bearer guess-10"},
                 {"Authorization": f"Bearer {TOKEN}"},  # not even checked now
+                {"Cookie": f"{name}={'0' * len(value)}"},  # nor a made-up cookie
             ):
-                locked = attacker.get(api, headers=attempt)
+                locked = loopback.get(api, headers={**attempt, **ELSEWHERE})
                 assert locked.status_code == 429, locked.text
                 assert 1 <= int(locked.headers["retry-after"]) <= 60
                 assert "too many wrong tokens" in locked.json()["error"]
-            assert attacker.get(server.base + f"?token={TOKEN}").status_code == 429
-            right = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
-            assert attacker.post(mcp, json=MCP_PING, headers=right).status_code == 429
+            token_url = server.base + f"?token={TOKEN}"
+            assert loopback.get(token_url, headers=ELSEWHERE).status_code == 429
+            locked_mcp = loopback.post(mcp, json=MCP_PING, headers={**right, **ELSEWHERE})
+            assert locked_mcp.status_code == 429
             # no credentials at all is no guess: still a plain 401
-            assert attacker.get(api).status_code == 401
-        # the right token from another address works, on both surfaces
-        with client_from("127.0.0.2", timeout=10) as other:
-            assert other.get(api, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
-            past = other.post(mcp, json=MCP_PING, headers=right)
-            assert past.status_code not in (401, 403, 429)  # past the gate: MCP answers
-            entry = other.get(server.base + f"?token={TOKEN}")
-            assert entry.status_code == 303
-            name, value = entry.headers["set-cookie"].split(";")[0].split("=", 1)
-        # and a page already holding the cookie keeps working from the locked address
-        with client_from("127.0.0.1", timeout=10, cookies={name: value}) as page:
-            assert page.get(api).status_code == 200
+            assert loopback.get(api, headers=ELSEWHERE).status_code == 401
+            # the right token from another client works, on both surfaces: from another
+            # machine, and from this one (loopback, not through the proxy)
+            for other in (NEIGHBOUR, {}):
+                bearer = {"Authorization": f"Bearer {TOKEN}", **other}
+                assert loopback.get(api, headers=bearer).status_code == 200, other
+                past = loopback.post(mcp, json=MCP_PING, headers={**right, **other})
+                assert past.status_code not in (401, 403, 429), other  # MCP answers
+                assert loopback.get(token_url, headers=other).status_code == 303, other
+                loopback.cookies.clear()
+            # and a page already holding the cookie keeps working from the locked client
+            page = loopback.get(api, headers={"Cookie": f"{name}={value}", **ELSEWHERE})
+            assert page.status_code == 200
         log = "".join(server.lines)
-        assert "10 wrong tokens from 127.0.0.1: its token attempts are refused for 60 s" in log
+        assert "10 wrong tokens from 203.0.113.7: its token attempts are refused for 60 s" in log
         assert TOKEN not in log
+    finally:
+        server.close()
+
+
+def test_a_cookie_cannot_be_made_from_a_guess_and_wrong_ones_are_throttled(
+    tmp_path: Path,
+) -> None:
+    server = Served(make_project(tmp_path), "--token", TOKEN)
+    try:
+        api = server.base + "api/tools"
+        with httpx2.Client(timeout=10) as client:
+            entry = client.get(server.base + f"?token={TOKEN}")
+            name, value = entry.headers["set-cookie"].split(";")[0].split("=", 1)
+            client.cookies.clear()
+
+            def with_cookie(cookie: str) -> httpx2.Response:
+                return client.get(api, headers={"Cookie": f"{name}={cookie}"})
+
+            # what anyone could compute from a guessed token opens nothing
+            made = hmac.new(TOKEN.encode(), b"harness web console", hashlib.sha256).hexdigest()
+            assert with_cookie(made).status_code == 401
+            answers = [with_cookie(f"{guess:064x}").status_code for guess in range(10)]
+            assert answers == [401] * 9 + [429]  # the tenth wrong cookie locks the client
+            assert with_cookie(f"{99:064x}").status_code == 429
+            assert client.get(api, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 429
+            assert with_cookie(value).status_code == 200  # the server's own cookie still works
+    finally:
+        server.close()
+
+
+def test_a_stale_token_retried_locks_nobody_out(served: Served) -> None:
+    """A client configured with an old token retries it forever: that is one wrong token,
+    not a lock-out of the right token sent from the same machine."""
+    api = served.base + "api/tools"
+    stale = {"Authorization": "Bearer the-token-of-last-week"}
+    with httpx2.Client(timeout=10) as client:
+        assert [client.get(api, headers=stale).status_code for _ in range(30)] == [401] * 30
+        ping = client.post(served.base + "mcp", json=MCP_PING, headers={**MCP_HEADERS, **stale})
+        assert ping.status_code == 401
+        assert client.get(api, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+
+
+def test_every_loopback_address_is_one_client(tmp_path: Path) -> None:
+    """This machine may connect from any of 127.0.0.0/8: rotating them gains no guesses."""
+    server = Served(make_project(tmp_path), "--token", TOKEN)
+    try:
+        api = server.base + "api/tools"
+        answers = []
+        for number in range(11):
+            with client_from(f"127.0.0.{number + 1}", timeout=10) as client:
+                wrong = {"Authorization": f"Bearer guess-{number}"}
+                answers.append(client.get(api, headers=wrong).status_code)
+        assert answers == [401] * 10 + [429]
+        assert "10 wrong tokens from loopback: its token attempts" in "".join(server.lines)
     finally:
         server.close()
 

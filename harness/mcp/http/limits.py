@@ -6,10 +6,9 @@
   header byte at a time (slowloris) held a connection forever.
 - **Body read timeout**: each part of a request body must arrive within ``body_timeout``
   seconds; else the request is answered ``408``.
-- **Sessions per client**: one client address may hold at most ``sessions_per_client``
-  live MCP sessions: a further ``initialize`` is answered ``429`` (requests in existing
-  sessions, and sessionless 2026-07-28 requests, go on). A session counts until it is
-  deleted or has been idle for ``idle_session`` seconds, after which the SDK closes it too.
+- **Sessions per client**: one client may hold at most ``sessions_per_client`` live MCP
+  sessions, and a session idle for ``idle_session`` seconds is closed
+  (:class:`~harness.mcp.http.sessions.SessionsPerClient`).
 - **Shutdown grace**: on Ctrl-C or SIGTERM, requests still running (a tool call, a program
   in a loop) and open streams get ``shutdown_grace`` seconds to end, then are cancelled;
   uvicorn alone waits for them however long they take.
@@ -19,8 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +33,10 @@ class HttpLimits:
 
     header_timeout: float = 10.0
     body_timeout: float = 30.0
-    idle_session: float = 600.0
-    sessions_per_client: int = 32
+    idle_session: float = 120.0
+    """Seconds a session may go without a request in flight (``--session-idle``)."""
+    sessions_per_client: int = 64
+    """Live sessions one client may hold (``--sessions-per-client``)."""
     shutdown_grace: int = 2
 
 
@@ -120,7 +119,7 @@ class BodyTimeout:
             # read waits (harness.tools.deadline), so a whole request costs no timer.
             message, late = await _within(receive, self.seconds)
             if late:
-                await _plain(send, 408, b"the request body did not arrive in time")
+                await plain(send, 408, b"the request body did not arrive in time")
                 return
             buffered.append(message)
             size += len(message.get("body", b""))
@@ -135,62 +134,6 @@ class BodyTimeout:
         await self.app(scope, replay, send)
 
 
-class SessionsPerClient:
-    """ASGI middleware: at most ``limit`` live MCP sessions per client address."""
-
-    def __init__(self, app: Any, limit: int, idle: float) -> None:
-        self.app = app
-        self.limit = limit
-        self.idle = idle
-        self.sessions: dict[str, dict[str, float]] = {}
-
-    def live(self, client: str) -> dict[str, float]:
-        """The client's sessions not idle for longer than the idle bound."""
-        now = time.monotonic()
-        sessions = self.sessions.setdefault(client, {})
-        for session, seen in list(sessions.items()):
-            if now - seen > self.idle:
-                del sessions[session]
-        return sessions
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        client = (scope.get("client") or ("?", 0))[0]
-        headers = dict(scope.get("headers") or [])
-        session = headers.get(b"mcp-session-id", b"").decode("latin-1")
-        sessions = self.live(client)
-        if session:
-            if scope.get("method") == "DELETE":
-                sessions.pop(session, None)
-            elif session in sessions:
-                sessions[session] = time.monotonic()
-            await self.app(scope, receive, send)
-            return
-        if scope.get("method") == "POST" and len(sessions) >= self.limit:
-            receive, opens = await _peek_initialize(receive)
-        else:
-            opens = False
-        if opens:
-            await _plain(
-                send,
-                429,
-                f"this client already holds {self.limit} MCP sessions; close one "
-                "(or let it idle out) before opening another".encode(),
-            )
-            return
-
-        async def remember(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                for name, value in message.get("headers") or []:
-                    if name.lower() == b"mcp-session-id":
-                        sessions[value.decode("latin-1")] = time.monotonic()
-            await send(message)
-
-        await self.app(scope, receive, remember)
-
-
 async def _within(receive: Any, seconds: float) -> tuple[Any, bool]:
     """``receive()``'s message, or ``(None, True)`` when it takes longer than ``seconds``."""
     pending = receive()
@@ -201,34 +144,8 @@ async def _within(receive: Any, seconds: float) -> tuple[Any, bool]:
     return None, True
 
 
-async def _peek_initialize(receive: Any) -> tuple[Any, bool]:
-    """Whether the request body is an MCP ``initialize`` (which opens a session), and a
-    ``receive`` that replays the body to the app."""
-    buffered: list[Any] = []
-    body = b""
-    while True:
-        message = await receive()
-        buffered.append(message)
-        body += message.get("body", b"")
-        if message["type"] != "http.request" or not message.get("more_body"):
-            break
-        if len(body) > 65536:
-            break
-    try:
-        request = json.loads(body)
-    except ValueError:
-        request = None
-    opens = isinstance(request, dict) and request.get("method") == "initialize"
-
-    async def replay() -> Any:
-        if buffered:
-            return buffered.pop(0)
-        return await receive()
-
-    return replay, opens
-
-
-async def _plain(send: Any, status: int, body: bytes) -> None:
+async def plain(send: Any, status: int, body: bytes) -> None:
+    """Answer ``status`` with a plain-text ``body`` and close the connection."""
     await send(
         {
             "type": "http.response.start",

@@ -20,13 +20,8 @@ from ...errors import HarnessError
 from ..auth import TokenThrottle, bearer_token, client_key, too_many
 from ..hosts import allowed_hosts, check_bind, url_host
 from .joined_writes import joined_writes_protocol
-from .limits import (
-    BodyTimeout,
-    HttpLimits,
-    SessionsPerClient,
-    fastest_protocol,
-    header_timeout_protocol,
-)
+from .limits import BodyTimeout, HttpLimits, fastest_protocol, header_timeout_protocol
+from .sessions import SessionsPerClient
 
 
 def streamable_app(
@@ -71,8 +66,15 @@ async def serve_app(
     token: str | None,
     limits: HttpLimits,
     on_ready: Callable[[str], object] | None = None,
+    trusted: Sequence[str] = (),
 ) -> None:
-    """Serve ``app`` with uvicorn until cancelled; refuses a public bind without a token."""
+    """Serve ``app`` with uvicorn until cancelled; refuses a public bind without a token.
+
+    ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed only from the ``trusted``
+    proxies (addresses or networks, :func:`~harness.mcp.hosts.trusted_proxies`): uvicorn
+    trusts them from loopback by default, which let any local process pose as any client
+    to the per-client limits.
+    """
     check_bind(host, token)
     import uvicorn
 
@@ -84,6 +86,8 @@ async def serve_app(
             limits.header_timeout, joined_writes_protocol(fastest_protocol())
         ),
         log_level="warning",
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=list(trusted),
         access_log=False,  # at level warning it never shows, yet each response formatted it
         lifespan="on",
         timeout_graceful_shutdown=limits.shutdown_grace,
