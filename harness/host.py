@@ -174,6 +174,28 @@ class Host:
                     + ": no loaded plugin provides them (pending)"
                 )
                 found.append(Problem.at(where.file, where.line, slot.plan.id, message))
+        found.extend(self._clashes())
+        return found
+
+    def _clashes(self) -> list[Problem]:
+        """Tools under names another entry reserves (code mode's builtins, say), each a
+        problem of the later entry."""
+        tools = self._root.get("tools")
+        clashes = unwrap(tools).clashes() if tools is not None else []
+        if not clashes:
+            return []
+        slots = {slot.fiber: slot for slot in self._entries.by_id.values() if slot.fiber}
+        found = []
+        for clash in clashes:
+            fiber = clash.later.fiber
+            while fiber is not None and fiber not in slots:
+                fiber = fiber.parent.fiber
+            slot = slots.get(fiber) if fiber is not None else None
+            if slot is None:  # a plugin loaded outside the config
+                found.append(Problem.at(self.config_path, None, None, clash.message))
+                continue
+            where = slot.plan.entry.where_of("name")
+            found.append(Problem.at(where.file, where.line, slot.plan.id, clash.message))
         return found
 
     # -- reconciling ---------------------------------------------------------------------

@@ -140,14 +140,17 @@ class Registry(Generic[D]):
 
     def _ordered(self) -> builtins.list[str]:
         if self._order is None:
-            last = len(self._positions)
-
-            def rank(entry: Entry[D]) -> tuple[int, int]:
-                fiber, top = entry.context.fiber, None
-                while fiber is not None:
-                    top, fiber = fiber, fiber.parent.fiber
-                place = last if top is None else self._positions.get(top.name, last)
-                return place, entry.seq
-
-            self._order = sorted(self._entries, key=lambda key: rank(self._entries[key]))
+            entries = self._entries
+            self._order = sorted(
+                entries, key=lambda key: self._rank(entries[key].context, entries[key].seq)
+            )
         return self._order
+
+    def _rank(self, context: Context, seq: int) -> tuple[int, int]:
+        """Where something ``context``'s plugin registered goes: the config position of its
+        top-level plugin (unplaced ones last), then ``seq``, its registration order."""
+        fiber, top = context.fiber, None
+        while fiber is not None:
+            top, fiber = fiber, fiber.parent.fiber
+        last = len(self._positions)
+        return (last if top is None else self._positions.get(top.name, last)), seq

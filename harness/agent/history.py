@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..llm.base import AssistantMessage, Message, RequestedCall, ToolMessage, UserMessage
+from ..tools import jsonvalue
 
 
 def arguments_of(raw: str) -> Any:
@@ -28,7 +29,7 @@ def for_model(result: dict[str, Any]) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
-        return json.dumps(str(value), ensure_ascii=False)
+        return json.dumps(str(jsonvalue.printable(value)), ensure_ascii=False)
 
 
 def tool_message(call_id: str, name: str, result: dict[str, Any]) -> ToolMessage:

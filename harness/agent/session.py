@@ -28,7 +28,7 @@ from ..llm.base import (
     RequestedCall,
     UserMessage,
 )
-from ..tools import traces
+from ..tools import jsonvalue, traces
 from ..tools.calls import ToolCall, ToolResult
 from . import spans
 from .history import arguments_of, history_of, normal_call, tool_message
@@ -155,6 +155,8 @@ class Session:
         """Log and publish one event."""
         self._seq += 1
         event = {"seq": self._seq, "time": now(), "type": kind, "session": self.id, **fields}
+        if not jsonvalue.is_json(event):  # a program's call may carry an int too long to write
+            event = jsonvalue.printable(event)
         self.events.append(event)
         try:
             self._writer.append(event)

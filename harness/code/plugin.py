@@ -23,12 +23,14 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ToolConflict
 from ..tools.approvals import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.define import ToolDefinition, define_tool
 from ..tools.kernel import timeout_result
 from .clock import Clock
 from .config import CodeConfig, show_size
+from .names import RESERVED
 from .pool import Pool
 from .program import Program, ProgramFailed
 from .results import CallRecord, blocks, canonical, failure_blocks, plain
@@ -101,6 +103,17 @@ class CodeTool:
         if definition is None:
             return [] if tool in known else None
         return positional(definition)
+
+    def reserved(self) -> dict[str, str]:
+        """The names a program already has, among those the entry's globs allow: what a tool
+        taking one causes (for the registry's clashes, listed by ``harness check``)."""
+        return {
+            name: f"in its programs {name!r} is {why}, so they reach the tool only as "
+            f"call_tool({name!r}, {{...}}); rename the tool (for a mounted MCP server, set a "
+            "prefix: on its entry)"
+            for name, why in RESERVED.items()
+            if self.allows(name)
+        }
 
     def stubs(self) -> str:
         if self._stubs is None:
@@ -276,8 +289,17 @@ async def apply(ctx: Context, config: CodeConfig) -> None:
     await pool.start()
     ctx.effect(lambda: pool.close)
     tool = CodeTool(ctx, config, pool)
+    ctx.tools.reserve(tool.reserved())
     ctx.on("tools/execute", tool.around)
     ctx.on("tools/change", tool.changed)
     ctx.on("approval/request", partial(tool.approval, "approval/request"))
     ctx.on("approval/decided", partial(tool.approval, "approval/decided"))
-    tool.register()
+    try:
+        tool.register()
+    except ToolConflict:
+        holder = ctx.tools.owner(RUN_CODE) or "another plugin"
+        raise ToolConflict(
+            f"the tool name {RUN_CODE!r}, code mode's own, is taken by {holder}: rename that "
+            f"tool (for a mounted MCP server, set a prefix: on its entry or add {RUN_CODE!r} "
+            "to its exclude)"
+        ) from None

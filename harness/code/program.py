@@ -20,9 +20,9 @@ import pydantic_monty as monty
 from ..errors import ToolArgsError
 from ..tools.calls import ToolResult
 from .config import CodeConfig, show_size
+from .names import CALL_TOOL, is_free
 from .pool import Session
 from .results import Output, to_json
-from .stubs import CALL_TOOL
 
 Call = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 """Run one inner call through the pipeline: (tool name, arguments) to its result."""
@@ -153,7 +153,8 @@ class Program:
             return await step(snapshot.resume, ready)
         if isinstance(snapshot, monty.NameLookupSnapshot):
             name = snapshot.variable_name
-            if name == CALL_TOOL or self.lookup(name) is not None:
+            # A tool under a name the program already has is no function (call_tool reaches it)
+            if name == CALL_TOOL or (is_free(name) and self.lookup(name) is not None):
                 return await step(lambda: snapshot.resume(value=_function(name)))
             return await step(snapshot.resume)
         raise ProgramFailed(f"the sandbox stopped at an unexpected point ({snapshot!r})")

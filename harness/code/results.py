@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..tools import jsonvalue
 from ..tools.calls import ToolCall, ToolResult
 
 
@@ -192,6 +193,9 @@ def _pieces(value: Any, depth: int = 0) -> Iterator[str]:
             yield (", " if index else "") + json.dumps(key, ensure_ascii=False) + ": "
             yield from _pieces(item, depth + 1)
         yield "}"
+    elif type(value) is int and not -jsonvalue.BIG < value < jsonvalue.BIG:
+        # json.dumps would raise Python's advice to call sys.set_int_max_str_digits()
+        raise ValueError(f"the program's value holds {jsonvalue.TOO_LONG}")
     else:
         yield json.dumps(to_json(value, depth), ensure_ascii=False)
 

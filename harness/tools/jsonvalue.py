@@ -1,12 +1,14 @@
 """JSON means JSON, in arguments and in results: the one place a value is judged.
 
-A JSON value is None, a bool, an int, a finite float, a str of valid Unicode, a list (or
-tuple) of JSON values, or a dict with str keys and JSON values. Nothing else passes: not a
-function, a ``set``, ``object()``, ``{1: "x"}``, NaN or ±Infinity, a lone surrogate, or a
-structure that contains itself. Python's ``json`` reads ``NaN`` and ``Infinity`` literals
-(and ``1e400`` as infinity) and writes them back out, and a ``str`` may hold a lone surrogate
-that no UTF-8 encoder accepts; such values break a client downstream (``--json`` output that
-is not JSON, an MCP client rejecting ``structuredContent``).
+A JSON value is None, a bool, an int of at most :data:`MAX_DIGITS` digits, a finite float, a
+str of valid Unicode, a list (or tuple) of JSON values, or a dict with str keys and JSON
+values. Nothing else passes: not a function, a ``set``, ``object()``, ``{1: "x"}``, NaN or
+±Infinity, ``10**5000``, a lone surrogate, or a structure that contains itself. Python's
+``json`` reads ``NaN`` and ``Infinity`` literals (and ``1e400`` as infinity) and writes them
+back out, and a ``str`` may hold a lone surrogate that no UTF-8 encoder accepts; such values
+break a client downstream (``--json`` output that is not JSON, an MCP client rejecting
+``structuredContent``). A longer int cannot even be written: Python refuses to turn an int of
+more than 4300 digits into text (``json.dumps`` raises), and its ``json`` refuses to read one.
 
 :func:`is_json` is the yes/no every call asks (a flat object of scalars, the usual arguments,
 is judged in one pass); :func:`problem` says what is wrong and where (``$.a[2]``), walked
@@ -26,6 +28,16 @@ MAX_DEPTH = 1000
 """Containers that may nest; deeper (or a structure containing itself) is not JSON here."""
 LIMIT = 10_000_000
 """Items walked at most; what lies beyond is not judged."""
+
+MAX_DIGITS = 4300
+"""The most digits an int has here: what Python writes and reads as text by default
+(``sys.get_int_max_str_digits()``), in ``json`` and ``str()`` alike."""
+BIG: int = 10**MAX_DIGITS
+"""The least int of more than :data:`MAX_DIGITS` digits: an int ``n`` is JSON when
+``-BIG < n < BIG``."""
+_CARRY = "(the most a JSON number may have here)"
+TOO_LONG = f"an integer of more than {MAX_DIGITS} digits {_CARRY}"
+"""What an int too long to be JSON is called in messages."""
 
 _isfinite = math.isfinite
 
@@ -47,6 +59,8 @@ def loads(text: str | bytes) -> Any:
     except RecursionError:
         raise NotJson("it is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        if "integer string conversion" in str(exc):  # the message says what to tune instead
+            raise NotJson(f"a number has more than {MAX_DIGITS} digits {_CARRY}") from None
         raise NotJson(str(exc)) from None
     found = problem(value)
     if found is not None:
@@ -57,7 +71,10 @@ def loads(text: str | bytes) -> Any:
 def is_json(value: Any, limit: int = LIMIT) -> bool:
     """Whether ``value`` is a JSON value (see the module); the check every call makes."""
     kind = type(value)
-    if kind is int or kind is bool or value is None:
+    if kind is int:
+        number: int = value
+        return -BIG < number < BIG
+    if kind is bool or value is None:
         return True
     if kind is float:
         return _isfinite(value)
@@ -68,7 +85,11 @@ def is_json(value: Any, limit: int = LIMIT) -> bool:
             if type(key) is not str or (not key.isascii() and _has_surrogate(key)):
                 return problem(value, limit) is None
             sort = type(child)
-            if sort is int or sort is bool or child is None:
+            if sort is int:
+                if not -BIG < child < BIG:
+                    return False
+                continue
+            if sort is bool or child is None:
                 continue
             if sort is float:
                 if not _isfinite(child):
@@ -84,6 +105,29 @@ def problem(value: Any, limit: int = LIMIT) -> str | None:
     return _walk(value, limit, paths=True)
 
 
+LONG_INT = f"<an integer of more than {MAX_DIGITS} digits>"
+"""What :func:`printable` writes for an int too long to be JSON."""
+
+
+def printable(value: Any, depth: int = 0) -> Any:
+    """``value`` with every int of more than :data:`MAX_DIGITS` digits replaced by
+    :data:`LONG_INT`: for what records or shows whatever a call carried (a session's log, the
+    console), since ``json.dumps`` and ``str()`` raise on such an int. Lists and dicts that
+    hold none are returned as they are (100 levels are looked into)."""
+    kind = type(value)
+    if kind is int:
+        return value if -BIG < value < BIG else LONG_INT
+    if depth > 100:
+        return value
+    if kind is dict:
+        changed = {key: printable(item, depth + 1) for key, item in value.items()}
+        return value if all(changed[k] is v for k, v in value.items()) else changed
+    if kind is list or kind is tuple:
+        items = [printable(item, depth + 1) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
 def _walk(value: Any, limit: int, paths: bool) -> str | None:
     """The first thing that is not JSON, depth first; with ``paths``, said with its path
     (else any non-None string)."""
@@ -92,7 +136,11 @@ def _walk(value: Any, limit: int, paths: bool) -> str | None:
     while stack and walked < limit:
         path, depth, item = stack.pop()
         walked += 1
-        if item is None or isinstance(item, bool | int):
+        if item is None or isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            if not -BIG < item < BIG:
+                return f"{path} is {TOO_LONG}"
             continue
         if isinstance(item, float):
             if not _isfinite(item):

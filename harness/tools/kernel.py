@@ -41,7 +41,7 @@ from .approvals import Approvals
 from .calls import DEFAULT_TEXT, Ask, Deny, ToolCall, ToolResult
 from .deadline import Later, running_loop, start
 from .define import OutputMismatch, ToolDefinition, unchecked
-from .jsonvalue import is_json
+from .jsonvalue import BIG, is_json
 from .render import RenderError, render
 from .scopes import caller_cancelled
 
@@ -236,7 +236,7 @@ def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
         if tool.render is None:  # the usual scalars are JSON as they are: their default
             kind = type(canonical)  # text is made when content is first read
             if (
-                kind is int
+                (kind is int and -BIG < canonical < BIG)  # longer ints are not JSON
                 or (kind is float and _isfinite(canonical))
                 or (kind is str and canonical.isascii())
             ):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from .define import ToolDefinition
 from .function import tool as tool_from_function
 from .gates import Gates
 from .holds import Hold, failed_checkers
+from .reserved import Clash, Reservation, clashes
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -48,6 +49,7 @@ class ToolRegistry(Registry[ToolDefinition]):
         self._gates = Gates()
         self._snapshots: dict[tuple[str, bool], builtins.list[dict[str, Any]]] = {}
         """Frozen schemas per (format, strict), built once per registry change."""
+        self._reserved: builtins.list[Reservation] = []
 
     # -- registry ------------------------------------------------------------------------
 
@@ -113,6 +115,34 @@ class ToolRegistry(Registry[ToolDefinition]):
             ]
             self._snapshots[key] = cached
         return list(cached)
+
+    # -- reserved names ------------------------------------------------------------------
+
+    @caller_aware
+    def reserve(
+        self, names: Mapping[str, str], *, caller: Context | None = None
+    ) -> Callable[[], None]:
+        """Keep ``names`` for the calling plugin without registering tools under them (see
+        :mod:`.reserved`); each maps to what a tool taking it causes, and what to do.
+
+        Another plugin's tool of such a name still registers; :meth:`clashes` reports it.
+        """
+        owner = caller or self.ctx
+        reservation = Reservation(dict(names), owner, next(self._seq))
+
+        def setup() -> Callable[[], None]:
+            self._reserved.append(reservation)
+            return lambda: self._reserved.remove(reservation)
+
+        dispose: Callable[[], None] = owner.effect(setup)
+        return dispose
+
+    def clashes(self) -> builtins.list[Clash]:
+        """Each tool registered under a name another plugin reserves, for the later entry."""
+        if not self._reserved:
+            return []
+        tools = {name: (entry.context, entry.seq) for name, entry in self._tools.items()}
+        return clashes(self._reserved, tools, self._rank)
 
     # -- fail-closed gates ---------------------------------------------------------------
 

@@ -22,6 +22,8 @@ import json
 import sys
 from typing import Any
 
+from . import jsonvalue
+
 ON = False
 """True while a tracer provider is installed (checked by :func:`refresh`)."""
 _tracer: Any = None
@@ -63,11 +65,16 @@ def tracer() -> Any:
 
 
 def dumps(value: Any) -> str:
-    """A JSON attribute value (``str()`` of what is not JSON)."""
+    """A JSON attribute value (``str()`` of what is not JSON, and a note for an int too long
+    to write)."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (TypeError, ValueError):
-        return str(value)
+        value = jsonvalue.printable(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def open_tool(call: Any, content: bool) -> tuple[Any, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from mcp import Client
 from harness import Host
 from harness.mcp import McpSurface
 
-from .conftest import harness, run
+from .conftest import PLUGINS, harness, run
 
 pytestmark = pytest.mark.anyio
 
@@ -88,5 +89,108 @@ async def test_mcp_client_gets_an_error_not_a_broken_result(host: Host) -> None:
         result = await client.call_tool("multiply", {"a": 1e308, "b": 10})
         assert result.is_error
         assert "invalid output" in result.content[0].text  # type: ignore[union-attr]
+        fine = await client.call_tool("multiply", {"a": 2, "b": 3})
+        assert fine.structured_content == {"result": 6.0}
+
+
+LONG = """
+from harness import define_tool, tool
+
+inject = ["tools"]
+
+
+@tool
+def big() -> int:
+    \"\"\"A number too long to write as JSON text.\"\"\"
+    return 10**5000
+
+
+@tool
+def nested() -> dict:
+    \"\"\"One inside an object.\"\"\"
+    return {"n": [1, -(10**5000)]}
+
+
+async def count(args):
+    return args["n"] % 7
+
+
+def apply(ctx):
+    ctx.tools.register(big)
+    ctx.tools.register(nested)
+    ctx.tools.register(define_tool(
+        name="count", description="n modulo 7", execute=count,
+        parameters={"n": {"type": "integer", "required": True}}))
+"""
+TOO_LONG = "an integer of more than 4300 digits (the most a JSON number may have here)"
+
+
+@pytest.fixture
+def long_config(tmp_path: Path) -> Path:
+    (tmp_path / "long.py").write_text(LONG, encoding="utf-8")
+    config = tmp_path / "cordis.yml"
+    config.write_text(
+        f"insert:\n  - {{id: long, name: {tmp_path / 'long.py'}}}\n"
+        f"  - {{id: multiply, name: {PLUGINS / 'multiply.py'}}}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+@pytest.fixture
+async def long_host(long_config: Path) -> AsyncIterator[Host]:
+    async with Host(long_config) as running:
+        yield running
+
+
+@pytest.mark.parametrize(("tool", "path"), [("big", "$"), ("nested", "$.n[1]")])
+async def test_an_int_too_long_for_json_is_invalid_output(
+    long_host: Host, tool: str, path: str
+) -> None:
+    result = await run(long_host, tool)
+    assert result.code == "invalid_output", result
+    assert result.error == (
+        f"Tool {tool} returned invalid output: the result is not valid JSON: {path} is {TOO_LONG}"
+    )
+    assert strict_json(json.dumps(result.to_dict()))["code"] == "invalid_output"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "shown"),
+    [
+        ("multiply", '{"a": 1' + "0" * 5000 + ', "b": 1}', "a number has more than 4300 digits"),
+        ("multiply", {"a": 10**5000, "b": 1}, f"$.a is {TOO_LONG}"),
+        ("count", {"n": -(10**5000)}, f"$.n is {TOO_LONG}"),  # the acceptor's quick yes too
+    ],
+)
+async def test_an_int_too_long_for_json_is_invalid_args(
+    long_host: Host, tool: str, args: Any, shown: str
+) -> None:
+    result = await run(long_host, tool, args)
+    assert result.code == "invalid_args", result
+    assert shown in (result.error or "")
+    assert "set_int_max_str_digits" not in (result.error or "")
+    fine = await run(long_host, "count", {"n": 10**4300 - 1})  # 4300 digits are fine
+    assert fine.result == (10**4300 - 1) % 7
+
+
+def test_harness_call_says_what_is_wrong_with_a_long_int(long_config: Path) -> None:
+    for extra in ((), ("--json",)):
+        done = harness("call", "big", *extra, "-c", str(long_config))
+        assert done.returncode == 1, done.stderr
+        assert "Traceback" not in done.stdout + done.stderr
+        assert TOO_LONG in done.stdout + done.stderr
+    assert strict_json(done.stdout)["code"] == "invalid_output"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the MCP SDK client runs on asyncio
+async def test_mcp_client_gets_an_error_for_a_long_int(long_host: Host) -> None:
+    surface = McpSurface(long_host.ctx)
+    surface.attach()
+    async with Client(surface.server) as client:
+        result = await client.call_tool("big", {})
+        assert result.is_error
+        assert TOO_LONG in result.content[0].text  # type: ignore[union-attr]
+        assert result.structured_content is None
         fine = await client.call_tool("multiply", {"a": 2, "b": 3})
         assert fine.structured_content == {"result": 6.0}
