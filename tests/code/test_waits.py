@@ -74,8 +74,6 @@ async def test_programs_waiting_for_approval_leave_the_workers_to_others(tmp_pat
 
         async def client(name: str, code: str, elicit: Any = None) -> None:
             async with Client(surface.server, mode="legacy", elicitation_callback=elicit) as c:
-                for _ in range({"Ada": 1, "Bob": 2, "Cy": 3}.get(name, 0)):  # TEMP distinct ids
-                    await c.session.list_tools()
                 results[name] = await c.session.call_tool("run_code", {"code": code})
 
         async with anyio.create_task_group() as group:
