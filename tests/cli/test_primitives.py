@@ -110,7 +110,12 @@ def test_prompts_lists_and_renders(tmp_path: Path) -> None:
                 {"name": "tone", "description": "How it should sound.", "required": False},
             ],
         },
-        {"name": "look", "description": "Look at the logo.", "arguments": []},
+        {
+            "name": "look",
+            "description": "Look at the logo.",
+            "arguments": [],
+            "icons": [{"src": "data:image/png;base64,iVBORw==", "mimeType": "image/png"}],
+        },
     ]
     assert "topic*, tone" in table.stdout
     assert (rendered.returncode, rendered.stdout) == (0, "user: Summarize tests, dry.\n")
