@@ -15,6 +15,8 @@ from .helpers import HARNESS
 
 READERS: dict[int, threading.Thread] = {}
 """The thread reading each process's output, by process id."""
+OUTPUT: dict[int, list[str]] = {}
+"""Everything each process printed (stdout and stderr), by process id; see :func:`stop`."""
 
 
 def start_harness_run(
@@ -41,10 +43,12 @@ def start_harness_run(
         text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
+    printed = OUTPUT[process.pid] = []
 
     def pump() -> None:
         assert process.stdout is not None
         for line in process.stdout:
+            printed.append(line)
             lines.put(line)
         lines.put("")
 
@@ -65,7 +69,8 @@ def start_harness_run(
             return process, int(line.rsplit(":", 1)[1].split("/")[0])
 
 
-def stop(process: subprocess.Popen[Any]) -> None:
+def stop(process: subprocess.Popen[Any]) -> str:
+    """Stop ``process`` with Ctrl-C (killing it after 30 s); what it printed."""
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
         try:
@@ -78,3 +83,4 @@ def stop(process: subprocess.Popen[Any]) -> None:
         reader.join(timeout=30)  # it reads to the end of the output, then stops
     if process.stdout is not None:
         process.stdout.close()
+    return "".join(OUTPUT.pop(process.pid, []))

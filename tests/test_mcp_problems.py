@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .helpers import HARNESS, ROOT, write
 from .processes import start_harness_run, stop
@@ -144,3 +146,65 @@ async def test_modern_clients_that_opt_in_see_problems_beside_tools_list(
                 await subscription.__anext__()
         assert (await client.list_tools()).tools == []
         check(await told.wait("phantom"), tmp_path, "error")
+
+
+class Changes:
+    """The ``tools/list_changed`` notifications a client received, to wait on."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._changed = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.count += 1
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def wait(self) -> None:
+        with anyio.fail_after(30):
+            await self._changed.wait()
+
+
+async def set_level(client: Client, level: types.LoggingLevel) -> None:
+    with warnings.catch_warnings():  # the SDK client marks logging deprecated (2026-07-28)
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        await client.set_logging_level(level)
+
+
+async def test_logging_is_declared_and_set_level_is_honoured(tmp_path: Path) -> None:
+    """The server sends log entries, so it declares ``logging``; a client that asks for a
+    level gets only the entries at or above it. And none of it, nor a failed reload, makes
+    the server print the SDK's deprecation warning."""
+    write(tmp_path / "cordis.yml", config())
+    process, port = start_harness_run(tmp_path, environment())
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        everything, errors, nothing, changes = Log(), Log(), Log(), Changes()
+        async with (
+            http_client(url, everything, mode="legacy") as told,
+            http_client(url, errors, mode="legacy", message_handler=changes) as strict,
+            http_client(url, nothing, mode="legacy") as silent,
+        ):
+            for client in (told, strict, silent):
+                assert client.server_capabilities.logging is not None
+            await set_level(strict, "error")
+            await set_level(silent, "critical")
+            for client in (told, strict, silent):
+                await client.list_tools()  # the host's problems ride its answer, at error
+            check(await everything.wait("ghost"), tmp_path, "error")
+            check(await errors.wait("ghost"), tmp_path, "error")
+            assert nothing.entries == []
+            write(tmp_path / "cordis.yml", config(PHANTOM))  # a reload with a new problem
+            check(await everything.wait("phantom"), tmp_path, "warning")
+            write(tmp_path / "cordis.yml", config(PHANTOM, echo=False))  # and then a change
+            await changes.wait()  # sent after the phantom's warning, on the same stream
+            assert [entry.level for entry in errors.entries] == ["error"]
+            assert nothing.entries == []
+        async with http_client(url, Log(), mode="2026-07-28", log_level="warning") as modern:
+            await modern.list_tools()
+    finally:
+        output = stop(process)
+    assert "phantom" in output  # the reload was logged...
+    assert "MCPDeprecationWarning" not in output  # ...without the SDK's warning
+    assert "Warning" not in output

@@ -7,7 +7,9 @@ is installed as the tracer provider with a batching OTLP exporter over ``http/pr
 (endpoint, headers, timeout, compression); ``OTEL_SERVICE_NAME`` and
 ``OTEL_RESOURCE_ATTRIBUTES`` name the service (``harness`` by default). Without the SDK it
 says what to install (``pip install 'cordis-harness[otel]'``) and runs untraced. An
-already-installed provider (``opentelemetry-instrument harness run``) is left as it is.
+already-installed provider (``opentelemetry-instrument harness run``) is left as it is. A
+collector that does not answer is said in one line, and does not hold up the exit
+(:mod:`.otel_collector`).
 """
 
 from __future__ import annotations
@@ -62,9 +64,19 @@ def setup() -> Callable[[], None]:
     provider = TracerProvider(
         resource=Resource.create({} if named else {"service.name": "harness"})
     )
-    provider.add_span_processor(BatchSpanProcessor(exporter))
+    from .otel_collector import Watch, endpoint
+
+    watch = Watch(exporter, endpoint())  # a collector that does not answer: one line
+    watch.attach()
+    provider.add_span_processor(BatchSpanProcessor(watch))
     trace.set_tracer_provider(provider)
-    return provider.shutdown
+
+    def stop() -> None:
+        watch.close()
+        provider.shutdown()
+        watch.detach()
+
+    return stop
 
 
 def _exporter() -> SpanExporter | None:

@@ -21,11 +21,13 @@ def to_mcp_result(result: ToolResult) -> types.CallToolResult:
     value = result.result
     structured = value if isinstance(value, dict) else {"result": value}
     return types.CallToolResult(
-        content=[_block(block) for block in result.content], structured_content=structured
+        content=[content_block(block) for block in result.content], structured_content=structured
     )
 
 
-def _block(block: dict[str, Any]) -> Any:
+def content_block(block: dict[str, Any]) -> Any:
+    """A render block as MCP's content block (a prompt message's content too); a block of
+    no type MCP knows goes as its JSON text."""
     kind = block.get("type")
     if kind == "image" and isinstance(block.get("data"), str):
         return types.ImageContent(type="image", data=block["data"], mime_type=block["mime_type"])

@@ -5,20 +5,20 @@ success returns the rendered content and ``structuredContent`` (the canonical va
 as ``{"result": value}`` when it is not an object); a failure — an unknown tool included —
 is a result with ``isError: true`` and the model-facing message, never a JSON-RPC error.
 
-Registry changes are announced (debounced) with ``notifications/tools/list_changed`` on
-handshake-era connections and as ``ToolsListChanged`` events on 2026-07-28
-``subscriptions/listen`` streams. ``ask`` decisions become an elicitation: a server-to-client
-request on handshake-era connections, an ``InputRequiredResult`` round trip on 2026-07-28
-ones; a client without elicitation is answered by a console page with its event stream open,
-or denied at once, saying how to approve. A client's
-cancellation cancels the running call.
+Resources, prompts and completions are served by :mod:`.primitives`. Registry changes are
+announced (debounced, :mod:`.changes`) with ``notifications/*/list_changed`` on
+handshake-era connections and as events on 2026-07-28 ``subscriptions/listen`` streams, and
+resource updates go to the clients subscribed to them. ``ask`` decisions become an
+elicitation: a server-to-client request on handshake-era connections, an
+``InputRequiredResult`` round trip on 2026-07-28 ones; a client without elicitation is
+answered by a console page with its event stream open, or denied at once, saying how to
+approve. A client's cancellation cancels the running call.
 """
 
 from __future__ import annotations
 
 import functools
 import io
-import logging
 import secrets
 import weakref
 from collections.abc import Sequence
@@ -30,7 +30,7 @@ from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
@@ -44,19 +44,18 @@ from . import problems
 from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
 from .auth import TokenThrottle
 from .catalog import Catalog
+from .changes import Changes
 from .hosts import check_bind
 from .http.fast_path import FastCalls, sdk_mirrored
 from .http.limits import HttpLimits
 from .http.transport import serve_app, streamable_app
+from .primitives import Primitives
 from .results import to_mcp_result
-
-_log = logging.getLogger("harness.mcp")
-NOTIFY_DELAY = 0.05
-"""Seconds registry changes are gathered before one list_changed goes out."""
 
 
 class _Server(Server[Any]):
-    """The low-level server, announcing ``tools.listChanged`` on handshake-era connections."""
+    """The low-level server, announcing ``listChanged`` for tools, resources and prompts on
+    handshake-era connections."""
 
     def create_initialization_options(
         self,
@@ -65,7 +64,10 @@ class _Server(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options
+            or NotificationOptions(
+                tools_changed=True, resources_changed=True, prompts_changed=True
+            ),
             experimental_capabilities,
             extensions,
         )
@@ -82,8 +84,9 @@ class McpSurface:
         """Handshake-era connections → the client session their calls carry."""
         self._told: weakref.WeakSet[Any] = weakref.WeakSet()
         """Handshake-era connections already sent the host's problems."""
-        self.notifications = 0
-        self._dirty = False
+        self.levels = problems.LogLevels()
+        self.changes = Changes(root, self.bus, self.connections)
+        self.primitives = Primitives(root)
         self._catalog: Catalog | None = None
         """The tools/list answer and each tool's input schema, until the registry changes."""
         self.seal = CallSeal()
@@ -93,7 +96,10 @@ class McpSurface:
             get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
             on_subscriptions_listen=ListenHandler(self.bus),
+            **self.primitives.handlers(),
         )
         if not tracing_installed():
             # The SDK wraps every request in an OpenTelemetry span, a fifth of a tools/call's
@@ -104,6 +110,8 @@ class McpSurface:
                 for layer in self.server.middleware
                 if type(layer).__name__ != "OpenTelemetryMiddleware"
             ]
+        # logging declared (problems go out as log entries) and logging/setLevel honoured
+        self.levels.attach(self.server, connection_of)
         # a handshake-era client hears of changes from its handshake on, not from its
         # first request
         self.server.add_notification_handler(
@@ -125,20 +133,25 @@ class McpSurface:
         return catalog
 
     def attach(self) -> None:
-        """Listen for registry changes (approvals go to the client of each call)."""
+        """Listen for registry changes and resource updates (approvals go to the client of
+        each call)."""
         self.root.on("tools/change", self._changed)
+        self.root.on("resources/change", self._resources_changed)
+        self.root.on("prompts/change", self._prompts_changed)
+        self.root.on("resources/updated", self.changes.updated)
         self.root.on("reload/problems", self._reload_problems)
 
     # -- handlers --------------------------------------------------------------------------
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            await problems.reply(ctx.session, ctx.request_id, problems.current(self.root))
+            await problems.reply(ctx, problems.current(self.root))
         else:
             connection = self._remember(ctx)
             if connection not in self._told:  # once per connection, on its first listing
                 self._told.add(connection)
-                await problems.reply(ctx.session, ctx.request_id, problems.current(self.root))
+                found = problems.current(self.root)
+                await problems.reply(ctx, found, self.levels.of(connection))
         return self.catalog().listing
 
     async def _initialized(self, ctx: Any, params: types.NotificationParams) -> None:
@@ -206,9 +219,25 @@ class McpSurface:
 
     def _changed(self, kind: str, name: str) -> None:
         self._catalog = None
-        if not self._dirty and not self.root.is_disposed:
-            self._dirty = True
-            self.root.start_soon(self._notify)
+        self.changes.changed("tools")
+
+    def _resources_changed(self, kind: str, key: str) -> None:
+        self.primitives.changed("resources")
+        self.changes.changed("resources")
+
+    def _prompts_changed(self, kind: str, key: str) -> None:
+        self.primitives.changed("prompts")
+        self.changes.changed("prompts")
+
+    async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self.changes.subscribe(connection_of(ctx.session), str(params.uri))
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: Any, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.changes.unsubscribe(connection_of(ctx.session), str(params.uri))
+        return types.EmptyResult()
 
     def _reload_problems(self, found: list[Any]) -> None:
         if found and not self.root.is_disposed:
@@ -216,19 +245,7 @@ class McpSurface:
 
     async def _tell_problems(self, found: list[Any]) -> None:
         for connection in list(self.connections):
-            await problems.notify(connection, "warning", found)
-
-    async def _notify(self) -> None:
-        await anyio.sleep(NOTIFY_DELAY)
-        self._dirty = False
-        self.notifications += 1
-        await self.bus.publish(ToolsListChanged())
-        for connection in list(self.connections):
-            try:
-                await connection.send_tool_list_changed()
-            except Exception as exc:  # a closed connection: forget it
-                _log.debug("dropping an MCP connection: %s", exc)
-                self.connections.discard(connection)
+            await problems.notify(connection, "warning", found, self.levels.of(connection))
 
     # -- transports ------------------------------------------------------------------------
 

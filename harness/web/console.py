@@ -2,9 +2,12 @@
 
 :class:`WebConsole` turns the host's events into the console's live event log
 (:class:`~harness.web.stream.EventHub`), answers the JSON API's questions (entries, problems,
-tools) and performs its actions: running a tool through the full pipeline, and switching an
-entry with the same write-back as ``harness enable`` / ``harness disable``, after which the
-hot reload (or, without watching, an explicit reload) shows the result.
+tools) and performs its actions: running a tool through the full pipeline (and cancelling
+it while it runs), and switching an entry with the same write-back as ``harness enable`` /
+``harness disable``, after which the hot reload (or, without watching, an explicit reload)
+shows the result. The calls a ``run_code`` program makes for a caller without a session (a
+Run on the Tools page, a script) go out live as ``code/call`` and ``code/result``; a
+session's are its own ``tool/call`` and ``tool/result`` events.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..errors import HarnessError
 from ..loader.writeback import set_enabled
 from ..tools import jsonvalue
 from ..tools.approvals import Approvals
-from ..tools.calls import ToolCall
+from ..tools.calls import ToolCall, ToolResult
 from ..tools.formats import mcp as mcp_schema
+from ..tools.kernel import cancelled
 from .stream import EventHub
 
 if TYPE_CHECKING:
@@ -34,6 +39,10 @@ CHANGE_DELAY = 0.05
 HOST_EVENTS = ("reload/start", "reload/done", "reload/failed")
 
 
+class CallRunning(HarnessError):
+    """Raised when a call is started with the id of a call that is still running."""
+
+
 class WebConsole:
     """The console of one host: its live events, its JSON views and its actions."""
 
@@ -41,6 +50,8 @@ class WebConsole:
         self.host = host
         self.hub = hub or EventHub()
         self._dirty = False
+        self._running: dict[str, anyio.CancelScope] = {}
+        """The calls this console runs (``POST /api/tools/{name}/call``), by their id."""
 
     @property
     def root(self) -> Any:
@@ -57,6 +68,8 @@ class WebConsole:
         root.on("agent/event", self._agent_event)
         root.on("approval/request", self._relay_approval("approval/request"))
         root.on("approval/decided", self._relay_approval("approval/decided"))
+        root.on("code/call", self._inner_call)
+        root.on("code/result", self._inner_result)
 
     @property
     def approvals(self) -> Approvals:
@@ -90,6 +103,16 @@ class WebConsole:
                 self.hub.publish(kind, _jsonable(fields))
 
         return relay
+
+    def _inner_call(self, call: ToolCall) -> None:
+        if call.session is None:  # a session's calls are its own events
+            fields = {"id": call.id, "name": call.name, "args": call.args, "parent": call.parent}
+            self.hub.publish("code/call", _jsonable(fields))
+
+    def _inner_result(self, call: ToolCall, result: ToolResult, duration_ms: float) -> None:
+        if call.session is None:
+            fields = {"id": call.id, "parent": call.parent, "result": result.to_dict()}
+            self.hub.publish("code/result", {**_jsonable(fields), "duration_ms": duration_ms})
 
     def _tools_changed(self, kind: str, name: str) -> None:
         self.hub.publish("tools/change", {"kind": kind, "name": name})
@@ -172,10 +195,34 @@ class WebConsole:
     # -- actions ---------------------------------------------------------------------------
 
     async def call(self, name: str, args: Any, call_id: str) -> dict[str, Any]:
-        """Run one call through the full pipeline: ``ToolResult.to_dict()`` + ``duration_ms``."""
+        """Run one call through the full pipeline: ``ToolResult.to_dict()`` + ``duration_ms``.
+
+        While it runs, :meth:`cancel` with its id ends it ``cancelled``. Raises
+        :class:`CallRunning` when a call with this id is running already.
+        """
+        if call_id in self._running:
+            raise CallRunning(f"a call with id {call_id!r} is running already; use another id")
+        call = ToolCall(call_id, name, args)
         started = time.perf_counter()
-        result = await self.host.tools.execute(ToolCall(call_id, name, args))
+        result: ToolResult | None = None
+        with anyio.CancelScope() as scope:
+            self._running[call_id] = scope
+            try:  # the pipeline turns the cancellation into the call's `cancelled` result
+                result = await self.host.tools.execute(call)
+            finally:
+                del self._running[call_id]
+        if result is None:  # cancelled after the pipeline had answered, before we got it
+            result = cancelled(call)
         return {**result.to_dict(), "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
+
+    def cancel(self, call_id: str) -> bool:
+        """Cancel the running call ``call_id`` (its result: ``cancelled``); False when no call
+        this console runs has that id (it has finished, or never started here)."""
+        scope = self._running.get(call_id)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
 
     async def set_enabled(self, entry_id: str, enabled: bool) -> dict[str, Any]:
         """Switch an entry in the config file; reload at once when nothing watches it."""

@@ -6,7 +6,8 @@
 ``POST /api/plugins/{id}/enable|disable``  switch an entry in ``cordis.yml``
 ``GET /api/problems``                     ``{"ok", "problems"}`` as ``harness check --json``
 ``GET /api/tools``                        the tools with their schemas
-``POST /api/tools/{name}/call``           ``{"args": {...}}`` → ``ToolResult.to_dict()``
+``POST /api/tools/{name}/call``           ``{"args": {...}, "id"?}`` → ``ToolResult.to_dict()``
+``POST /api/calls/{id}/cancel``           cancel that running call (its result: ``cancelled``)
 ``GET /api/approvals``                    the open approval requests
 ``POST /api/approvals/{id}``              ``{"decision", "reason"}``
 ``GET /api/events``                       Server-Sent Events (``Last-Event-ID`` resumes)
@@ -20,6 +21,7 @@ carrying its result (its ``code`` says why), as every surface of harness reports
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from importlib.resources import files
 from typing import Any
@@ -33,10 +35,13 @@ from starlette.staticfiles import StaticFiles
 from ..errors import ConfigError, HarnessError
 from ..loader.writeback import UnknownEntry
 from ..tools.approvals import DECISIONS
-from .console import WebConsole
+from .console import CallRunning, WebConsole
 from .sessions import session_routes
 
 STATIC = files("harness.web") / "static"
+ID_PUNCTUATION = "- _ . : ~"
+ID = re.compile(r"[A-Za-z0-9_.:~-]{1,200}")
+"""A call id the client chooses: it goes into ``/api/calls/{id}/cancel`` as it is."""
 
 
 class BadRequest(Exception):
@@ -106,10 +111,24 @@ def build_app(console: WebConsole) -> Starlette:
             )
         args = body.get("args", {})
         call_id = body.get("id") or f"web-{secrets.token_hex(6)}"
-        if not isinstance(call_id, str):
-            raise BadRequest(400, "id must be a string")
-        result = await console.call(request.path_params["name"], args, call_id)
+        if not isinstance(call_id, str) or not ID.fullmatch(call_id):
+            raise BadRequest(400, f"id must be 1 to 200 letters, digits or {ID_PUNCTUATION}")
+        try:
+            result = await console.call(request.path_params["name"], args, call_id)
+        except CallRunning as exc:
+            return fail(409, str(exc))
         return JSONResponse(result)
+
+    async def cancel(request: Request) -> Response:
+        await read_json(request)
+        call_id = request.path_params["id"]
+        if not console.cancel(call_id):
+            return fail(
+                404,
+                f"no running call has id {call_id!r}: it has finished, or was not started "
+                "with POST /api/tools/{name}/call",
+            )
+        return JSONResponse({"id": call_id, "cancelled": True})
 
     async def approvals(request: Request) -> Response:
         return JSONResponse(console.pending())
@@ -146,6 +165,7 @@ def build_app(console: WebConsole) -> Starlette:
         Route("/api/problems", problems),
         Route("/api/tools", tools),
         Route("/api/tools/{name}/call", call, methods=["POST"]),
+        Route("/api/calls/{id}/cancel", cancel, methods=["POST"]),
         Route("/api/approvals", approvals),
         Route("/api/approvals/{id}", answer, methods=["POST"]),
         Route("/api/events", events),

@@ -143,6 +143,7 @@ def test_run_code_on_the_tools_page_asks_inside_the_program_and_nests_its_cards(
 ) -> None:
     page.get_by_role("link", name="Tools").click()
     region = page.get_by_role("region", name="run_code")
+    region.get_by_text("The tools, as Python stubs").click()  # folded under the first paragraph
     assert "async def git_diff(repoPath: str, commit: str | None = None)" in region.inner_text()
     program = 'await write_text_file(path="from-tools.txt", content="tools page")'
     region.get_by_label("code", exact=True).fill(program)

@@ -102,7 +102,7 @@ async def test_policy_approval_and_audit_run_before_the_upstream(tmp_path: Path)
         "class Approval:\n"
         "    async def request(self, call, reason):\n"
         "        asked.append((call.name, call.args, reason))\n"
-        "        if call.id.startswith('elicitation-'):\n"
+        "        if call.name == 'up_confirm':\n"
         "            return True\n"
         "        return call.args.get('text') == 'yes'\n"
         "def apply(ctx):\n"
@@ -128,12 +128,11 @@ async def test_policy_approval_and_audit_run_before_the_upstream(tmp_path: Path)
         assert refused.code == "denied"
         denied = await tools.execute({"id": "c", "name": "up_fail", "args": {}})
         assert denied.code == "denied"
+        # the server's own question is not the policy's: the approval service, which would
+        # say yes, is never asked, and with nobody behind the call it is declined
         confirmed = await tools.execute({"id": "d", "name": "up_confirm", "args": {}})
-        assert confirmed.result == {"result": "accept:True"}
-        name, args, reason = module.asked[-1]
-        assert name == "up_confirm"
-        assert args["message"] == "Really do it?"
-        assert reason == "MCP server 'up' asks: Really do it?"
+        assert confirmed.result == {"result": "decline:None"}
+        assert [name for name, args, reason in module.asked] == ["up_echo", "up_echo"]
         assert module.audit == [
             ("up_echo", None),
             ("up_echo", "denied"),

@@ -114,6 +114,17 @@ async def confirm(ctx: Context) -> str:
     return f"{answer.action}:{getattr(data, 'ok', None)}"
 
 
+class Everything(BaseModel):
+    ok: bool = Field(description="Move every last cent?")
+
+
+@server.tool(description="Move money, after asking the client's user to confirm.")
+async def transfer(ctx: Context, to: str) -> str:
+    answer = await ctx.elicit("Transfer ALL funds?", Everything)
+    data = getattr(answer, "data", None)
+    return f"{answer.action}:{getattr(data, 'ok', None)}"
+
+
 @server.tool(description="Exit the server process in the middle of the call.")
 def crash() -> str:
     if MARK is not None:

@@ -66,3 +66,28 @@ EXTRA = """  - id: kinds
   - id: pixel
     name: ./plugins/pixel.py
 """
+
+HOLD = """
+import anyio
+from harness import define_tool
+
+name = "hold"
+inject = ["tools"]
+
+
+async def hold(args):
+    async with await anyio.connect_tcp("127.0.0.1", args["port"]) as stream:
+        await stream.send(b"started\\n")
+        return {"word": (await stream.receive()).decode()}
+
+
+def apply(ctx):
+    return ctx.tools.register(define_tool(
+        name="hold",
+        description="Wait for a word from a local port, to show a call that runs until told.",
+        parameters={"port": {"type": "integer", "required": True}},
+        execute=hold,
+    ))
+"""
+"""A tool that runs until the test's socket speaks: the test knows it has started (its
+connection is accepted), and knows it has stopped (the connection closes)."""

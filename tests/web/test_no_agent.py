@@ -52,6 +52,7 @@ def test_the_notice_names_the_cause_the_fix_and_the_demo(browser: Any, served: S
     config = served.config
     base = config.read_text()
     ends = len(base.splitlines())  # the entries of each case start on the next line
+    shown = config.name  # error answers name project files relative to the project folder
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     page = context.new_page()
     page.set_default_timeout(WAIT)
@@ -76,8 +77,8 @@ def test_the_notice_names_the_cause_the_fix_and_the_demo(browser: Any, served: S
         page.get_by_text("live", exact=True).wait_for()
         notice.get_by_text("No agent to chat with").wait_for()
 
-        assert shows("", f"Chat needs an agent, and {config} has no agent entry.") == [
-            f"Chat needs an agent, and {config} has no agent entry.",
+        assert shows("", f"Chat needs an agent, and {shown} has no agent entry.") == [
+            f"Chat needs an agent, and {shown} has no agent entry.",
             "Add two entries there (docs/agent.md): a model entry, `name: harness:openai` "
             "with `model`, `base_url` and `api_key: ${OPENAI_API_KEY}` (or `name: "
             "harness:anthropic`, which reads ANTHROPIC_API_KEY), with that variable exported; "
@@ -87,13 +88,13 @@ def test_the_notice_names_the_cause_the_fix_and_the_demo(browser: Any, served: S
         assert notice.locator("code").first.inner_text() == "name: harness:openai"
 
         off = AGENT + "    enabled: false\n" + MODEL
-        assert shows(off, f"The agent entry 'agent' is switched off in {config}.")[1:] == [
+        assert shows(off, f"The agent entry 'agent' is switched off in {shown}.")[1:] == [
             "Switch 'agent' on in Plugins (or run `harness enable agent`)."
         ]
 
         model_off = MODEL + "    enabled: false\n" + AGENT
         first = (
-            f"The model entry 'model' is switched off in {config}, so the agent 'agent' "
+            f"The model entry 'model' is switched off in {shown}, so the agent 'agent' "
             "waits for an `llm` service."
         )
         assert shows(model_off, first)[1:] == [
@@ -103,23 +104,23 @@ def test_the_notice_names_the_cause_the_fix_and_the_demo(browser: Any, served: S
         lines = shows(
             MODEL + AGENT,
             "The model entry 'model' failed to start, so the agent 'agent' waits for an "
-            f"`llm` service: {config}:{ends + 3}: entry 'model': invalid config for plugin "
+            f"`llm` service: {shown}:{ends + 3}: entry 'model': invalid config for plugin "
             "'model': api_key is empty, and https://api.openai.com/v1 is "
             "not a local server; set api_key (for instance api_key: ${OPENAI_API_KEY}) and "
             "export the key.",
         )
         assert lines[1:] == [SET_KEY]
 
-        no_model = f"The agent entry 'agent' ({config}:{ends + 2}) waits"
+        no_model = f"The agent entry 'agent' ({shown}:{ends + 2}) waits"
         lines = shows(
-            AGENT, no_model + f" for an `llm` service, and no entry in {config} provides one."
+            AGENT, no_model + f" for an `llm` service, and no entry in {shown} provides one."
         )
         assert lines[1].startswith("Add a model entry, `name: harness:openai`")
 
         # the starter config: the group is off and the key unset
         group = (
             f"The agent entry 'agent' is in the group 'assistant', which is switched off in "
-            f"{config}."
+            f"{shown}."
         )
         assert shows(GROUP, group)[1:] == [
             SET_KEY[:-1]

@@ -29,14 +29,21 @@ export class ChatView {
     this.conversation = el("div", { className: "conversation", role: "log", "aria-label": "conversation", "aria-live": "polite" });
     this.scroller = el("div", { className: "scroller" }, this.conversation);
     this.follow = true;
+    this.autoTop = 0; // where following last put the view
     this.newest = el("button", { type: "button", className: "newest", text: "Jump to the newest", hidden: true, onclick: () => this.toBottom() });
+    // Scroll events come a frame late: by then more may have arrived, so "not at the end" is
+    // no sign of the reader. Only a view above where following put it is.
     this.scroller.addEventListener("scroll", () => {
-      this.follow = this.atBottom();
-      if (this.follow) this.newest.hidden = true;
+      if (this.atBottom()) {
+        this.follow = true;
+        this.newest.hidden = true;
+      } else if (this.scroller.scrollTop < this.autoTop - 2) {
+        this.follow = false;
+      }
     });
     // the log's height changes with every message, delta, card, image or opened details
     new ResizeObserver(() => {
-      if (this.follow) this.scroller.scrollTop = this.scroller.scrollHeight;
+      if (this.follow) this.toBottom();
       else this.newest.hidden = false;
     }).observe(this.conversation);
     this.message = el("textarea", { id: "message", rows: 3 });
@@ -298,6 +305,7 @@ export class ChatView {
     this.follow = true;
     this.newest.hidden = true;
     this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.autoTop = this.scroller.scrollTop;
   }
 
   card(id, name, args, parent) {

@@ -109,6 +109,12 @@ const stream = new Live((type, data, id) => {
       views.chat.event(data);
       decidedEvent(data);
       break;
+    case "code/call":
+      views.tools.innerCall(data);
+      break;
+    case "code/result":
+      views.tools.innerResult(data);
+      break;
     default:
       if (data.session !== undefined) views.chat.event(data);
   }

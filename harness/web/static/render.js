@@ -78,15 +78,32 @@ export function renderBlocks(blocks) {
 
 // A call a run_code program made, as a nested card (a "tool_call" block).
 export function callCard(block) {
-  const status = block.status ?? statusOf(block);
-  const article = el("article", { className: "card nested", "aria-label": `tool call ${block.name}`, "data-call": block.id ?? "" },
-    el("h3", {}, el("code", { text: String(block.name ?? "tool") }), " — ",
-      el("span", { className: statusClass(status), text: status }), " ",
-      el("span", { className: "muted", text: duration(block.duration_ms) })),
-    el("details", {}, el("summary", { text: "arguments" }), json(block.args ?? {})),
-    renderBlocks(block.content));
-  if (block.error) article.append(el("p", { className: "error", text: `${block.code}: ${block.error}` }));
-  return article;
+  const card = liveCard(block.id ?? "", block.name, block.args);
+  card.finish(block, block.duration_ms, block.status);
+  return card.article;
+}
+
+// A nested card that starts "running" and is finished when its result comes (the Tools
+// page's live cards of a program's calls; callCard's finished ones).
+export function liveCard(id, name, args) {
+  const status = el("span", { className: statusClass("running"), text: "running" });
+  const took = el("span", { className: "muted" });
+  const approval = el("div");
+  const output = el("div");
+  const article = el("article", { className: "card nested", "aria-label": `tool call ${name}`, "data-call": id },
+    el("h3", {}, el("code", { text: String(name ?? "tool") }), " — ", status, " ", took),
+    el("details", {}, el("summary", { text: "arguments" }), json(args ?? {})), approval, output);
+  const setStatus = (text) => { status.textContent = text; status.className = statusClass(text); };
+  return {
+    article, approval, setStatus,
+    finish(result, ms, shown) {
+      setStatus(shown ?? statusOf(result));
+      took.textContent = duration(ms);
+      approval.replaceChildren();
+      output.replaceChildren(renderBlocks(result.content));
+      if (result.error) output.append(el("p", { className: "error", text: `${result.code}: ${result.error}` }));
+    },
+  };
 }
 
 const STATUS = { null: "done", denied: "denied", cancelled: "cancelled", timeout: "timeout" };

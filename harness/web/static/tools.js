@@ -1,11 +1,14 @@
-// Tools: every tool with its description, a form from its parameter schema, Run, and the
-// result as render blocks plus the canonical JSON and the error code. Calls go through the
-// full pipeline (policy and approvals apply); an `ask` shows its approval in the result.
+// Tools: every tool with its description (its first paragraph; the rest, such as run_code's
+// stubs, folded), a form from its parameter schema, Run, and the result as render blocks plus
+// the canonical JSON and the error code. Calls go through the full pipeline (policy and
+// approvals apply); an `ask` shows its approval in the result. A running call has Cancel
+// (POST /api/calls/{id}/cancel: it ends `cancelled`), and a program's calls appear as live
+// nested cards while it runs (the code/call and code/result events).
 
-import { api } from "./api.js";
+import { api, ApiError } from "./api.js";
 import { approvalPanel } from "./approval.js";
 import { FieldError, parametersForm } from "./form.js";
-import { duration, el, json, renderBlocks } from "./render.js";
+import { duration, el, inline, json, liveCard, prose, renderBlocks, statusClass, statusOf } from "./render.js";
 
 const HINTS = { readOnlyHint: "read-only", destructiveHint: "destructive", idempotentHint: "idempotent", openWorldHint: "open world" };
 
@@ -13,7 +16,8 @@ export class ToolsView {
   constructor(root, say) {
     this.root = root;
     this.say = say;
-    this.cards = new Map(); // name -> {key, section, running: Map(callId -> resultRegion)}
+    this.cards = new Map(); // name -> {key, section, result, description, name}
+    this.runs = new Map(); // call id -> the run of this page (see run())
     this.filter = el("input", { id: "tool-filter", type: "search", autocomplete: "off" });
     this.filter.addEventListener("input", () => this.applyFilter());
     this.list = el("div", { className: "tools" });
@@ -58,20 +62,21 @@ export class ToolsView {
   card(tool, key, old) {
     const titleId = `tool-${tool.name}`;
     const form = parametersForm(tool.parameters);
-    const result = el("section", { className: "result", "aria-label": "result", "aria-live": "polite" });
+    // a card rebuilt while its call runs (run_code's stubs change with the registry) keeps
+    // the result region that call writes into
+    const result = old ? old.result : el("section", { className: "result", "aria-label": "result", "aria-live": "polite" });
     const run = el("button", { type: "button", className: "primary", text: "Run" });
     const hints = Object.entries(tool.annotations || {}).filter(([, on]) => on).map(([hint]) => HINTS[hint] || hint);
     const section = el("section", { className: "tool", "aria-labelledby": titleId, "data-tool": tool.name },
       el("h3", { id: titleId, text: tool.name }),
-      el("p", { className: "description", text: tool.description }),
+      describe(tool.description),
       el("p", { className: "muted", text: [tool.owner, ...hints].filter(Boolean).join(" · ") }),
       el("form", { onsubmit: (event) => { event.preventDefault(); this.run(tool.name, form, result, run); } },
         form.element, el("div", { className: "actions" }, run)),
       result);
     run.type = "submit";
-    const card = { key, section, result, description: tool.description, calls: new Set(), name: tool.name };
-    if (old) for (const callId of old.calls) card.calls.add(callId);
-    return card;
+    if (old && old.busy) run.disabled = true;
+    return { key, section, result, description: tool.description, name: tool.name, button: run, busy: old?.busy ?? false };
   }
 
   async run(name, form, result, button) {
@@ -84,53 +89,128 @@ export class ToolsView {
       return;
     }
     const id = `web-${crypto.randomUUID()}`;
+    const state = el("span", { className: statusClass("running"), text: "running…" });
+    const cancel = el("button", { type: "button", text: "Cancel" });
+    const run = { id, region: result, state, cancel, approvals: el("div"), nested: el("div", { className: "nested-calls" }), inner: new Map(), done: false };
+    cancel.addEventListener("click", () => this.cancel(run));
+    this.runs.set(id, run);
     const card = this.cards.get(name);
-    if (card) card.calls.add(id);
+    if (card) card.busy = true;
     button.disabled = true;
-    result.replaceChildren(el("p", { className: "status status-running", text: "running…" }));
+    result.replaceChildren(el("p", { className: "actions" }, state, cancel), run.approvals, run.nested);
     try {
       const outcome = await api.post(`/api/tools/${encodeURIComponent(name)}/call`, { args, id });
       this.showResult(result, outcome);
     } catch (error) {
       result.replaceChildren(el("p", { className: "error", text: error.message }));
     } finally {
+      run.done = true;
+      this.runs.delete(id);
+      const now = this.cards.get(name);
+      if (now) { now.busy = false; now.button.disabled = false; }
       button.disabled = false;
-      if (card) card.calls.delete(id);
+    }
+  }
+
+  // Cancel: the server ends the call `cancelled` (its answer to the Run shows it). A click
+  // that beats the call to the server (a 404 while the Run is still on its way) tries again.
+  async cancel(run) {
+    run.cancel.disabled = true;
+    run.cancel.textContent = "Cancelling…";
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await api.post(`/api/calls/${encodeURIComponent(run.id)}/cancel`, {});
+        return;
+      } catch (error) {
+        if (run.done) return; // it finished meanwhile
+        if (!(error instanceof ApiError) || error.status !== 404 || attempt >= 10) {
+          run.cancel.disabled = false;
+          run.cancel.textContent = "Cancel";
+          this.say(error.message);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     }
   }
 
   showResult(region, outcome) {
     const code = outcome.code ?? null;
     region.replaceChildren(...[
-      el("p", {}, el("span", { className: `status status-${code ? "error" : "done"}`, text: code ? `error code: ${code}` : "done" }),
+      el("p", {}, el("span", { className: statusClass(statusOf(outcome)), text: code ? `error code: ${code}` : "done" }),
         el("span", { className: "muted", text: ` · ${duration(outcome.duration_ms)}` })),
       outcome.error ? el("p", { className: "error", text: outcome.error }) : null,
       el("h4", { text: "Rendered" }), renderBlocks(outcome.content),
       el("h4", { text: "Canonical JSON" }), json(outcome.result)].filter(Boolean));
   }
 
-  // An approval request for one of this page's calls: shown in that tool's result region.
+  // A call a program of one of this page's runs makes (code/call), and its result.
+  innerCall(event) {
+    const run = this.runs.get(ownerOf(event.id));
+    if (!run || run.inner.has(event.id)) return;
+    const card = liveCard(event.id, event.name, event.args);
+    run.inner.set(event.id, card);
+    run.nested.append(card.article);
+  }
+
+  innerResult(event) {
+    const card = this.runs.get(ownerOf(event.id))?.inner.get(event.id);
+    if (card) card.finish(event.result || {}, event.duration_ms);
+  }
+
+  // An approval request for one of this page's calls: inside the card of the program's call
+  // it concerns, else in the run's result region.
   approval(request) {
-    // a call a run_code program made has the id "<the program's call>/<n>"
-    const owner = String(request.call_id ?? "").split("/")[0];
-    for (const card of this.cards.values()) {
-      if (card.calls.has(request.call_id) || card.calls.has(owner)) {
-        card.result.replaceChildren(el("p", { className: "status status-waiting-for-approval", text: "waiting for approval" }),
-          approvalPanel(request, this.say));
-        return true;
-      }
+    const run = this.runs.get(ownerOf(request.call_id));
+    if (!run) return false;
+    const inner = run.inner.get(request.call_id);
+    if (inner) {
+      inner.setStatus("waiting for approval");
+      inner.approval.replaceChildren(approvalPanel(request, this.say));
+    } else {
+      run.state.textContent = "waiting for approval";
+      run.state.className = statusClass("waiting for approval");
+      run.approvals.replaceChildren(approvalPanel(request, this.say));
     }
-    return false;
+    return true;
   }
 
   decided(event) {
-    for (const card of this.cards.values()) {
-      const panel = card.result.querySelector(`[data-approval="${CSS.escape(event.id)}"]`);
-      if (panel) {
-        card.result.replaceChildren(el("p", { className: "status status-running", text: event.decision === "deny" ? "denied…" : "approved, running…" }));
-        return true;
+    for (const run of this.runs.values()) {
+      const panel = run.region.querySelector(`[data-approval="${CSS.escape(event.id)}"]`);
+      if (!panel) continue;
+      const denied = event.decision === "deny";
+      const inner = run.inner.get(event.call_id);
+      if (inner) inner.setStatus(denied ? "denied" : "running");
+      else {
+        run.state.textContent = denied ? "denied…" : "approved, running…";
+        run.state.className = statusClass(denied ? "denied" : "running");
       }
+      panel.replaceWith(el("p", { className: "muted", text: `${event.decision.replace("_", " ")}${event.reason ? `: ${event.reason}` : ""}` }));
+      return true;
     }
     return false;
   }
+}
+
+// The page's own call a call id belongs to: a program's call is "<the program's call>/<n>".
+function ownerOf(callId) {
+  return String(callId ?? "").split("/")[0];
+}
+
+// A description: its first paragraph, and the rest folded (run_code's stubs, say), under its
+// own first line when that introduces it ("The tools, as Python stubs (...):").
+function describe(text) {
+  const all = String(text ?? "");
+  const cut = all.search(/\n[ \t]*\n/);
+  const first = cut < 0 ? all : all.slice(0, cut);
+  const box = el("div", { className: "description" }, prose(first));
+  if (cut < 0 || (first.match(/```/g) || []).length % 2) return box; // no rest, or inside a fence
+  const rest = all.slice(cut).replace(/^\s*\n/, "");
+  const lead = rest.split("\n")[0].trim();
+  const titled = lead.endsWith(":") && lead.length <= 120 && !lead.startsWith("```");
+  box.append(el("details", {},
+    el("summary", {}, ...inline(titled ? lead.slice(0, -1) : "More")),
+    prose(titled ? rest.slice(rest.indexOf("\n") + 1) : rest)));
+  return box;
 }
