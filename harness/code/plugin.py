@@ -82,8 +82,11 @@ class CodeTool:
         self._dispose: Callable[[], None] | None = None
         self._shown: dict[int, tuple[Any, str, list[CallRecord]]] = {}
         """Values being rendered → (value, program, calls): render gets the value only."""
-        self._clocks: dict[tuple[str | None, str], Clock] = {}
-        """(session, inner call id) → the clock of the program that call belongs to."""
+        self._clocks: dict[tuple[str | None, str], list[tuple[ToolCall, Clock]]] = {}
+        """(session, id) of running inner calls → each such call and its program's clock
+        (ids can repeat across clients: the call object tells them apart)."""
+        self._waits: dict[str, Clock] = {}
+        """Open approval requests of inner calls (by request id) → the clocks they pause."""
         self._failed: dict[int, tuple[str, list[CallRecord], bool]] = {}
         """Failed run_code calls (by ``id``) → (program, calls, whether its clock ran out)."""
 
@@ -206,9 +209,21 @@ class CodeTool:
 
     def approval(self, kind: str, fields: dict[str, Any]) -> None:
         """``approval/request`` and ``approval/decided``: pause and restart programs' clocks."""
-        clock = self._clocks.get((fields.get("session"), fields.get("call_id", "")))
-        if clock is not None:
-            clock.pause() if kind == "approval/request" else clock.resume()
+        request = fields.get("id")
+        if not isinstance(request, str):
+            return
+        if kind != "approval/request":
+            clock = self._waits.pop(request, None)
+            if clock is not None:
+                clock.resume()
+            return
+        approvals = getattr(self.ctx.tools, "approvals", None)
+        call = approvals.call_of(request) if approvals is not None else None
+        running = self._clocks.get((fields.get("session"), fields.get("call_id", "")), ())
+        for inner, clock in running:
+            if inner is call:
+                self._waits[request] = clock
+                clock.pause()
 
     async def execute(self, args: dict[str, Any]) -> dict[str, Any]:
         code = args["code"]
@@ -227,9 +242,8 @@ class CodeTool:
             with clock.scope:
                 await self.checker.check(self.stubs(), code)
                 async with self.pool.session(self.stubs()) as session:
-                    program = Program(
-                        session, self.config, inner, partial(self.lookup, known=known), parallel
-                    )
+                    lookup = partial(self.lookup, known=known)
+                    program = Program(session, self.config, inner, lookup, parallel, clock)
                     value = await program.run(code)
                     result = canonical(program.output, value, records)
             if result is None:  # the clock ran out: the scope was cancelled
@@ -266,11 +280,14 @@ class CodeTool:
         self.ctx.emit("code/call", call)
         began = time.perf_counter()
         key = (call.session, call.id)
-        self._clocks[key] = clock
+        running = self._clocks.setdefault(key, [])
+        running.append((call, clock))
         try:
             result: ToolResult = await self.ctx.tools.execute(call)
         finally:
-            self._clocks.pop(key, None)
+            running.remove((call, clock))
+            if not running:
+                del self._clocks[key]
         if result.code == "approval_pending":
             # The approver answers in a later request (an MCP 2026-07-28 round trip): a
             # program cannot wait across requests, so the call is refused, saying why.

@@ -6,12 +6,18 @@ wait on those futures (answered as soon as one of them settles), a name it does 
 (a tool function read without being called, or nothing), or an OS call (files, environment,
 clock), which Monty's default answer refuses. Every tool call goes to ``call`` — the full
 pipeline, in the plugin — in its own task, at most ``max_parallel`` at once.
+
+While the host side of a suspension waits on a person (one of the program's calls awaits an
+approval, as its :class:`~.clock.Clock` tells), the program is parked: its state moves to
+the host and its worker serves other programs until the wait is over
+(:meth:`~.pool.Session.park`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import anyio
 import pydantic_monty as monty
@@ -19,6 +25,7 @@ import pydantic_monty as monty
 from ..errors import ToolArgsError
 from ..tools.calls import ToolResult
 from .checker import checker_message
+from .clock import Clock
 from .config import CodeConfig, show_size
 from .names import CALL_TOOL, is_free
 from .pool import Session
@@ -28,6 +35,7 @@ Call = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 """Run one inner call through the pipeline: (tool name, arguments) to its result."""
 Lookup = Callable[[str], list[str] | None]
 """A tool the program may call → its parameter names in positional order; None if not."""
+T = TypeVar("T")
 
 # The exception a failed call raises inside the program, by code: all are Exceptions, and
 # the text always begins with the code.
@@ -48,9 +56,16 @@ class Program:
     """One run of one program in one sandbox session."""
 
     def __init__(
-        self, session: Session, config: CodeConfig, call: Call, lookup: Lookup, parallel: int
+        self,
+        session: Session,
+        config: CodeConfig,
+        call: Call,
+        lookup: Lookup,
+        parallel: int,
+        clock: Clock | None = None,
     ) -> None:
         self.session = session
+        self.clock = clock
         self.config = config
         self.call = call
         self.lookup = lookup
@@ -145,15 +160,13 @@ class Program:
                 # Awaited at once, with no other sandbox task able to run: the program can
                 # only wait for this call, so the host runs it first and hands the sandbox
                 # its future and the result in one step instead of two.
-                settled = await self._settle(target, args)
+                settled, snapshot = await self._wait(snapshot, partial(self._settle, target, args))
                 return await step(self._resume_settled, snapshot, settled)
             group.start_soon(self._run_call, snapshot.call_id, target, args)
             return await step(snapshot.resume, {"future": ...})
         if isinstance(snapshot, monty.FutureSnapshot):
             waiting = snapshot.pending_call_ids
-            while not any(call_id in self._settled for call_id in waiting):
-                self._wake = anyio.Event()
-                await self._wake.wait()
+            _, snapshot = await self._wait(snapshot, partial(self._any_settled, waiting))
             ready = {i: self._settled.pop(i) for i in waiting if i in self._settled}
             return await step(snapshot.resume, ready)
         if isinstance(snapshot, monty.NameLookupSnapshot):
@@ -163,6 +176,27 @@ class Program:
                 return await step(lambda: snapshot.resume(value=_function(name)))
             return await step(snapshot.resume)
         raise ProgramFailed(f"the sandbox stopped at an unexpected point ({snapshot!r})")
+
+    async def _wait(self, snapshot: Any, host: Callable[[], Awaitable[T]]) -> tuple[T, Any]:
+        """Run ``host``, the host's side of ``snapshot``; park the program if one of its calls
+        waits for an approval meanwhile. Returns what ``host`` did and the snapshot to resume
+        (restored on a worker again if the program was parked)."""
+        clock = self.clock
+        if clock is None:
+            return await host(), snapshot
+        session = self.session
+        async with anyio.create_task_group() as group:
+
+            async def park_when_asked() -> None:
+                await clock.asked()
+                await session.park(snapshot)
+
+            group.start_soon(park_when_asked)
+            done = await host()
+            group.cancel_scope.cancel()
+        if session.parked:
+            snapshot = await session.unpark(self.output.write)
+        return done, snapshot
 
     def _resume_settled(
         self, snapshot: monty.FunctionSnapshot, settled: monty.ExternalSettledResult
@@ -192,6 +226,11 @@ class Program:
             "exc_type": EXCEPTIONS.get(code, "RuntimeError"),
             "message": f"{code}: {result.error}",
         }
+
+    async def _any_settled(self, waiting: list[int]) -> None:
+        while not any(call_id in self._settled for call_id in waiting):
+            self._wake = anyio.Event()
+            await self._wake.wait()
 
     async def _run_call(self, call_id: int, name: str, args: dict[str, Any]) -> None:
         self._settled[call_id] = await self._settle(name, args)

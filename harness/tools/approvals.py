@@ -221,6 +221,13 @@ class Approvals:
         display}`` (``display``: the arguments with hidden characters made visible)."""
         return [request.to_dict() for request in self._open.values()]
 
+    def call_of(self, id: str) -> ToolCall | None:
+        """The call an open request asks about: for an ``approval/request`` listener that
+        needs the object itself, which ids alone do not single out (two MCP clients' calls
+        may share an id)."""
+        request = self._open.get(id)
+        return None if request is None else request.call
+
     def answer(self, id: str, decision: str, reason: str | None = None) -> None:
         """Answer one open request, from anywhere (console, terminal, Python): the same call."""
         request = self._open.get(id) if isinstance(id, str) else None
