@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from harness import Host
 
-from .conftest import Watch, stdio_entry, write_config
+from .conftest import Watch, stdio_entry, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 REPAIRED = "dotted_name_" + hashlib.sha256(b"dotted.name").hexdigest()[:8]
@@ -181,7 +181,7 @@ async def test_upstream_list_changed_updates_the_registry(tmp_path: Path) -> Non
         assert grown.ok
         await watch.until(lambda: "up_added" in host.tools.list())
         added = await host.tools.execute({"id": "2", "name": "up_added", "args": {}})
-        assert added.result == "I was added"
+        assert text_of(added) == "I was added"
         await host.tools.execute({"id": "3", "name": "up_shrink", "args": {}})
         await watch.until(lambda: "up_echo" not in host.tools.list())
         assert ("tools", "removed", "up_echo") in watch.events

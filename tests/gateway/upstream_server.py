@@ -93,6 +93,19 @@ def picture() -> list[object]:
     ]
 
 
+@server.tool(
+    description="A photo, as content only (no structuredContent).", structured_output=False
+)
+def photo() -> list[object]:
+    from mcp_types import ImageContent, TextContent
+
+    data = base64.b64encode(b"\x89PNG photo bytes").decode()
+    return [
+        TextContent(type="text", text="a photo"),
+        ImageContent(type="image", data=data, mime_type="image/png"),
+    ]
+
+
 @server.tool(description="Add a tool named `added` and announce the change.")
 async def grow(ctx: Context) -> str:
     server.add_tool(lambda: "I was added", name="added", description="Added at run time.")
