@@ -223,6 +223,20 @@ class ToolRegistry(Registry[ToolDefinition]):
                         await hold.done.wait()
         return self._definitions.get(name)
 
+    async def settled(self) -> bool:
+        """Wait for the reload transactions under way to end (each at most ``reload_wait``
+        seconds); False at once when there are none.
+
+        For the other registries: a resource or prompt looked up while its entry reloads is
+        looked up again afterwards, so a reload is atomic to their readers too.
+        """
+        holds = list(self._gates.holds)
+        for hold in holds:
+            with contextlib.suppress(TimeoutError):
+                with anyio.fail_after(self.config.reload_wait):
+                    await hold.done.wait()
+        return bool(holds)
+
     def _changed(self) -> None:
         super()._changed()
         self._snapshots.clear()
