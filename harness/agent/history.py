@@ -21,15 +21,28 @@ def arguments_of(raw: str) -> Any:
 
 
 def for_model(result: dict[str, Any]) -> str:
-    """What the model reads of a result: the canonical value, or error and code, as JSON."""
+    """What the model reads of a result: the canonical value, or error and code, as JSON; a
+    result without a value (a mounted tool whose server sent no structuredContent), its
+    blocks' text, other blocks named (``[image: image/png]``) rather than repeated."""
     if result.get("ok"):
         value: Any = result.get("result")
+        if value is None and result.get("content"):
+            return "\n".join(_text_of(block) for block in result["content"])
     else:
         value = {"error": result.get("error"), "code": result.get("code")}
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
         return json.dumps(str(jsonvalue.printable(value)), ensure_ascii=False)
+
+
+def _text_of(block: Any) -> str:
+    if not isinstance(block, dict):
+        return str(block)
+    if block.get("type") == "text":
+        return str(block.get("text", ""))
+    named = block.get("mime_type") or block.get("uri") or block.get("url") or ""
+    return f"[{block.get('type')}: {named}]" if named else f"[{block.get('type')}]"
 
 
 def tool_message(call_id: str, name: str, result: dict[str, Any]) -> ToolMessage:

@@ -208,11 +208,14 @@ class Chat:
                 expand=False,
             )
         )
-        if self.yes:
+        if self.yes and not event.get("question"):  # a tool's own question needs a person
             broker.answer(event["id"], "allow_once", "approved with --yes")
             return
         if not self.interactive:
-            broker.answer(event["id"], "deny", "no terminal to ask; run harness chat with --yes")
+            why = "no terminal to ask; run harness chat with --yes"
+            if event.get("question"):
+                why = "no terminal to ask (--yes answers approvals, never a tool's question)"
+            broker.answer(event["id"], "deny", why)
             return
         async with self.asking:
             try:

@@ -12,6 +12,7 @@ from .. import __version__
 from .call import call
 from .inspection import check, plugins, tools
 from .options import Options, common
+from .primitives import prompts, resources
 from .project import disable, enable, init
 from .serve import mcp_command, run
 from .sessions import chat, sessions
@@ -23,6 +24,8 @@ Examples:
   harness -c my.yml --patch dev.yml check  report every problem of a config
   harness tools --json --format anthropic  print the tool schemas
   harness call add '{"a": 1, "b": 2}'      run one call through the pipeline
+  harness resources notes://todo           read a resource (no URI: list them)
+  harness prompts review '{"code": "x"}'   render a prompt (no name: list them)
   harness --set echo.enabled=false plugins list entries with one switched off
   harness disable files                    switch an entry off in the file
   harness run --mcp http --port 8765       serve the tools to MCP clients at /mcp
@@ -50,6 +53,8 @@ for _command in (
     plugins,
     tools,
     call,
+    resources,
+    prompts,
     chat,
     sessions,
     init,

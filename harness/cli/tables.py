@@ -42,3 +42,23 @@ def tools_table(rows: Sequence[tuple[str, str, str]]) -> Table:
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def resources_table(rows: Sequence[tuple[str, str, str, str]]) -> Table:
+    """The resources and templates: URI, MIME type, name, the description's first line."""
+    table = Table(title="resources")
+    for column in ("uri", "type", "name", "description"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def prompts_table(rows: Sequence[tuple[str, str, str]]) -> Table:
+    """The prompts: name, arguments (required ones starred), the description's first line."""
+    table = Table(title="prompts")
+    for column in ("name", "arguments", "description"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    return table

@@ -25,6 +25,8 @@ class Clock:
         self._waiting = 0
         self.scope = anyio.CancelScope(deadline=self._since + budget)
         """Run the program in it; ``scope.cancelled_caught`` says the budget was spent."""
+        self._paused = anyio.Event()
+        """Set (and replaced) when the clock stops."""
 
     def pause(self) -> None:
         """An approval of one of the program's calls is awaited."""
@@ -33,6 +35,8 @@ class Clock:
             self._spent += anyio.current_time() - self._since
             self._since = None
             self.scope.deadline = math.inf
+            self._paused.set()
+            self._paused = anyio.Event()
 
     def resume(self) -> None:
         """An awaited approval was decided; the clock runs again once none is awaited."""
@@ -42,6 +46,12 @@ class Clock:
         if self._waiting == 0:
             self._since = anyio.current_time()
             self.scope.deadline = self._since + self.budget - self._spent
+
+    async def asked(self) -> None:
+        """Return once one of the program's calls waits for an approval (at once if one
+        does now)."""
+        while self._waiting == 0:
+            await self._paused.wait()
 
     @property
     def ran_out(self) -> bool:

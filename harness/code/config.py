@@ -72,7 +72,9 @@ class CodeConfig(pydantic.BaseModel):
     max_recursion: int = pydantic.Field(200, ge=10, le=10_000)
     """Python frames deep a program may recurse."""
     workers: int = pydantic.Field(2, ge=1, le=64)
-    """Sandbox worker processes: programs running at once (more wait for a worker)."""
+    """Sandbox worker processes: programs running at once (more wait for a worker); a
+    program waiting for an approval holds none. One more process type-checks the programs
+    (:mod:`.checker`)."""
 
     @pydantic.field_validator("max_memory", mode="before")
     @classmethod

@@ -28,13 +28,14 @@ from ..tools.approvals import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.define import ToolDefinition, define_tool
 from ..tools.kernel import timeout_result
+from .checker import Checker
 from .clock import Clock
 from .config import CodeConfig, show_size
 from .names import RESERVED
 from .pool import Pool
 from .program import Program, ProgramFailed
 from .results import CallRecord, blocks, canonical, failure_blocks, plain
-from .stubs import positional, stubs
+from .stubs import callable_name, positional, stubs
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -74,12 +75,18 @@ class CodeTool:
         self.ctx = ctx
         self.config = config
         self.pool = pool
+        self.checker = Checker(config, ctx.start_soon)
         self._stubs: str | None = None
+        self._functions: list[str] = []
+        """The tools that are functions in the stubs (the warm-up snippet names them)."""
         self._dispose: Callable[[], None] | None = None
         self._shown: dict[int, tuple[Any, str, list[CallRecord]]] = {}
         """Values being rendered → (value, program, calls): render gets the value only."""
-        self._clocks: dict[tuple[str | None, str], Clock] = {}
-        """(session, inner call id) → the clock of the program that call belongs to."""
+        self._clocks: dict[tuple[str | None, str], list[tuple[ToolCall, Clock]]] = {}
+        """(session, id) of running inner calls → each such call and its program's clock
+        (ids can repeat across clients: the call object tells them apart)."""
+        self._waits: dict[str, Clock] = {}
+        """Open approval requests of inner calls (by request id) → the clocks they pause."""
         self._failed: dict[int, tuple[str, list[CallRecord], bool]] = {}
         """Failed run_code calls (by ``id``) → (program, calls, whether its clock ran out)."""
 
@@ -118,17 +125,20 @@ class CodeTool:
     def stubs(self) -> str:
         if self._stubs is None:
             tools = self.ctx.tools
-            allowed = [tools.get(n) for n in tools.list() if self.allows(n)]
-            self._stubs = stubs(d for d in allowed if d is not None)
+            allowed = [d for d in map(tools.get, tools.list()) if d and self.allows(d.name)]
+            self._stubs = stubs(allowed)
+            self._functions = [d.name for d in allowed if callable_name(d)]
         return self._stubs
 
     def register(self) -> None:
-        """(Re)register run_code with stubs of the tools allowed now."""
+        """(Re)register run_code with stubs of the tools allowed now, and have a session
+        checked against them made ready."""
         self._stubs = None
         old, self._dispose = self._dispose, None
         if old is not None:
             old()
         self._dispose = self.ctx.tools.register(self.definition())
+        self.checker.prepare(self.stubs(), self._functions)
 
     def changed(self, kind: str, tool: str) -> None:
         if tool != RUN_CODE and self.allows(tool) and self._dispose is not None:
@@ -199,9 +209,21 @@ class CodeTool:
 
     def approval(self, kind: str, fields: dict[str, Any]) -> None:
         """``approval/request`` and ``approval/decided``: pause and restart programs' clocks."""
-        clock = self._clocks.get((fields.get("session"), fields.get("call_id", "")))
-        if clock is not None:
-            clock.pause() if kind == "approval/request" else clock.resume()
+        request = fields.get("id")
+        if not isinstance(request, str):
+            return
+        if kind != "approval/request":
+            clock = self._waits.pop(request, None)
+            if clock is not None:
+                clock.resume()
+            return
+        approvals = getattr(self.ctx.tools, "approvals", None)
+        call = approvals.call_of(request) if approvals is not None else None
+        running = self._clocks.get((fields.get("session"), fields.get("call_id", "")), ())
+        for inner, clock in running:
+            if inner is call:
+                self._waits[request] = clock
+                clock.pause()
 
     async def execute(self, args: dict[str, Any]) -> dict[str, Any]:
         code = args["code"]
@@ -218,10 +240,10 @@ class CodeTool:
         result: dict[str, Any] | None = None
         try:
             with clock.scope:
+                await self.checker.check(self.stubs(), code)
                 async with self.pool.session(self.stubs()) as session:
-                    program = Program(
-                        session, self.config, inner, partial(self.lookup, known=known), parallel
-                    )
+                    lookup = partial(self.lookup, known=known)
+                    program = Program(session, self.config, inner, lookup, parallel, clock)
                     value = await program.run(code)
                     result = canonical(program.output, value, records)
             if result is None:  # the clock ran out: the scope was cancelled
@@ -258,11 +280,14 @@ class CodeTool:
         self.ctx.emit("code/call", call)
         began = time.perf_counter()
         key = (call.session, call.id)
-        self._clocks[key] = clock
+        running = self._clocks.setdefault(key, [])
+        running.append((call, clock))
         try:
             result: ToolResult = await self.ctx.tools.execute(call)
         finally:
-            self._clocks.pop(key, None)
+            running.remove((call, clock))
+            if not running:
+                del self._clocks[key]
         if result.code == "approval_pending":
             # The approver answers in a later request (an MCP 2026-07-28 round trip): a
             # program cannot wait across requests, so the call is refused, saying why.
@@ -289,6 +314,7 @@ async def apply(ctx: Context, config: CodeConfig) -> None:
     await pool.start()
     ctx.effect(lambda: pool.close)
     tool = CodeTool(ctx, config, pool)
+    ctx.effect(lambda: tool.checker.close)
     ctx.tools.reserve(tool.reserved())
     ctx.on("tools/execute", tool.around)
     ctx.on("tools/change", tool.changed)

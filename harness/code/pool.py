@@ -19,6 +19,7 @@ import queue
 import signal
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -69,6 +70,14 @@ class Pool:
 
     def session(self, stubs: str) -> Session:
         """A session for one program, type-checked against ``stubs``."""
+        return Session(self, stubs)
+
+    @property
+    def held(self) -> int:
+        """Workers checked out by a program now (a parked program holds none)."""
+        return len(self._live)
+
+    def _checkout(self, stubs: str) -> monty.MontySession:
         config = self.config
         limits: monty.ResourceLimits = {
             # The program's clock (paused for approvals) ends it first: a backstop.
@@ -79,55 +88,113 @@ class Pool:
             # max_calls itself; this only has to stay out of its way.
             "max_suspensions": 3 * config.max_calls + 1000,
         }
-        checkout = self._monty.checkout(
+        return self._monty.checkout(
             script_name="program.py",
             limits=limits,
             type_check=True,
             type_check_stubs=stubs,
             os_policy={"sleep": "system", "sleep_system_max": config.timeout},
         )
-        return Session(self, checkout)
 
 
 class Session:
-    """One worker checked out for one program: ``async with pool.session(stubs) as s``."""
+    """One program's hold on a worker: ``async with pool.session(stubs) as s``.
 
-    def __init__(self, pool: Pool, checkout: monty.MontySession) -> None:
+    While the program waits for a person (an approval of one of its calls), it need not
+    hold the worker: :meth:`park` keeps its suspended state in the host (Monty's snapshot
+    dump, a few KiB) and gives the worker back; :meth:`unpark` takes a worker again, maybe
+    another one, and restores the program where it stopped.
+    """
+
+    def __init__(self, pool: Pool, stubs: str) -> None:
         self._pool = pool
-        self.monty = checkout
+        self._stubs = stubs
+        self.monty: monty.MontySession = pool._checkout(stubs)
         self._pid: int | None = None
-        self._entered = False
+        self._held = False
+        self._parked: bytes | None = None
         self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._soon: Callable[[Callable[[], object]], object] | None = None
         self.killed = False
 
+    @property
+    def parked(self) -> bool:
+        """Whether the program's state is in the host, with no worker held."""
+        return self._parked is not None
+
     async def __aenter__(self) -> Session:
-        await self._pool._slots.acquire()
+        native: Any = anyio.lowlevel.current_token().native_token
+        # asyncio's loop, or trio's token: both call back into the loop from any thread.
+        self._soon = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon
+        threading.Thread(target=self._serve, name="harness-code-step", daemon=True).start()
         try:
-            native: Any = anyio.lowlevel.current_token().native_token
-            # asyncio's loop, or trio's token: both call back into the loop from any thread.
-            self._soon = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon
-            threading.Thread(target=self._serve, name="harness-code-step", daemon=True).start()
-            await self.step(self.monty.__enter__)
-            self._entered = True
-            self._pid = self.monty.worker_pid
-            self._pool._live.add(self)
+            await self._hold()
         except BaseException:
             self._jobs.put(None)
-            self._pool._slots.release()
             raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         try:
-            if self._entered:
-                # Bounded even if a killed worker's step is still unwinding in its thread.
-                with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                    await self.step(self.monty.__exit__, None, None, None)
+            await self._release()
         finally:
-            self._pool._live.discard(self)
             self._jobs.put(None)
+
+    async def _hold(self) -> None:
+        """Take a free worker (waiting for one) and check the session's checkout out on it."""
+        await self._pool._slots.acquire()
+        try:
+            await self.step(self.monty.__enter__)
+        except BaseException:
             self._pool._slots.release()
+            # cancelled while the thread checks out: give that worker back once it has
+            self._jobs.put(partial(_quietly, self.monty.__exit__, None, None, None))
+            raise
+        self._held = True
+        self.killed = False
+        self._pid = self.monty.worker_pid
+        self._pool._live.add(self)
+
+    async def _release(self) -> None:
+        """Give the worker back to the pool."""
+        if not self._held:
+            return
+        self._held = False
+        self._pool._live.discard(self)
+        try:
+            # Bounded even if a killed worker's step is still unwinding in its thread.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await self.step(self.monty.__exit__, None, None, None)
+        finally:
+            self._pid = None
+            self._pool._slots.release()
+
+    async def park(self, snapshot: Any) -> None:
+        """Keep the suspended program (``snapshot``) in the host and give the worker back.
+
+        Not cancellable midway: it ends parked, or (when the sandbox cannot dump the
+        program) still holding its worker.
+        """
+        with anyio.CancelScope(shield=True):
+            try:
+                state: bytes = await self.step(snapshot.dump)
+            except Exception as exc:
+                _log.warning("a waiting program keeps its worker (no dump: %s)", exc)
+                return
+            await self._release()
+            self._parked = state
+
+    async def unpark(self, print_callback: monty.PrintCallback) -> Any:
+        """Take a worker again and restore the parked program: the snapshot it stopped at."""
+        state = self._parked
+        assert state is not None
+        self.monty = self._pool._checkout(self._stubs)
+        await self._hold()
+        snapshot = await self.step(
+            lambda: self.monty.load_snapshot(state, print_callback=print_callback)
+        )
+        self._parked = None
+        return snapshot
 
     def _serve(self) -> None:
         """The session's thread: run the steps it is handed, one at a time, until None."""
@@ -171,3 +238,11 @@ class Session:
             os.kill(self._pid, signal.SIGKILL)
         except OSError as exc:  # gone already
             _log.debug("could not kill sandbox worker %s: %s", self._pid, exc)
+
+
+def _quietly(function: Callable[..., object], *args: Any) -> None:
+    """Run ``function`` in the session's thread, where nobody waits for its failure."""
+    try:
+        function(*args)
+    except Exception as exc:
+        _log.debug("sandbox session clean-up failed: %s", exc)

@@ -6,19 +6,26 @@ wait on those futures (answered as soon as one of them settles), a name it does 
 (a tool function read without being called, or nothing), or an OS call (files, environment,
 clock), which Monty's default answer refuses. Every tool call goes to ``call`` — the full
 pipeline, in the plugin — in its own task, at most ``max_parallel`` at once.
+
+While the host side of a suspension waits on a person (one of the program's calls awaits an
+approval, as its :class:`~.clock.Clock` tells), the program is parked: its state moves to
+the host and its worker serves other programs until the wait is over
+(:meth:`~.pool.Session.park`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import anyio
 import pydantic_monty as monty
 
 from ..errors import ToolArgsError
 from ..tools.calls import ToolResult
+from .checker import checker_message
+from .clock import Clock
 from .config import CodeConfig, show_size
 from .names import CALL_TOOL, is_free
 from .pool import Session
@@ -28,6 +35,7 @@ Call = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 """Run one inner call through the pipeline: (tool name, arguments) to its result."""
 Lookup = Callable[[str], list[str] | None]
 """A tool the program may call → its parameter names in positional order; None if not."""
+T = TypeVar("T")
 
 # The exception a failed call raises inside the program, by code: all are Exceptions, and
 # the text always begins with the code.
@@ -48,9 +56,16 @@ class Program:
     """One run of one program in one sandbox session."""
 
     def __init__(
-        self, session: Session, config: CodeConfig, call: Call, lookup: Lookup, parallel: int
+        self,
+        session: Session,
+        config: CodeConfig,
+        call: Call,
+        lookup: Lookup,
+        parallel: int,
+        clock: Clock | None = None,
     ) -> None:
         self.session = session
+        self.clock = clock
         self.config = config
         self.call = call
         self.lookup = lookup
@@ -88,7 +103,7 @@ class Program:
         if isinstance(exc, ToolArgsError | ProgramFailed):
             return exc
         if isinstance(exc, monty.MontySyntaxError | monty.MontyTypingError):
-            return ToolArgsError(_checker_message(exc))
+            return ToolArgsError(checker_message(exc))
         if isinstance(exc, monty.MontyRuntimeError):
             return ProgramFailed(self._runtime_message(exc))
         if isinstance(exc, monty.MontyCrashedError):
@@ -101,12 +116,17 @@ class Program:
         return exc
 
     def _start(self, code: str) -> Any:
-        return self.session.monty.feed_start(code, print_callback=self.output.write)
+        # Checked already, by the entry's checker (.checker): this session only runs it.
+        return self.session.monty.feed_start(
+            code, print_callback=self.output.write, skip_type_check=True
+        )
 
     async def _answer(self, group: anyio.abc.TaskGroup, snapshot: Any) -> Any:
         step = self.session.step
         if isinstance(snapshot, monty.FunctionSnapshot):
             if snapshot.is_os_function:
+                if snapshot.function_name in _SLEEPS:
+                    return await self._sleep(group, snapshot)
                 return await step(snapshot.resume_not_handled)
             name = str(snapshot.function_name)
             problem: monty.ExternalSettledResult | None = None
@@ -140,15 +160,13 @@ class Program:
                 # Awaited at once, with no other sandbox task able to run: the program can
                 # only wait for this call, so the host runs it first and hands the sandbox
                 # its future and the result in one step instead of two.
-                settled = await self._settle(target, args)
+                settled, snapshot = await self._wait(snapshot, partial(self._settle, target, args))
                 return await step(self._resume_settled, snapshot, settled)
             group.start_soon(self._run_call, snapshot.call_id, target, args)
             return await step(snapshot.resume, {"future": ...})
         if isinstance(snapshot, monty.FutureSnapshot):
             waiting = snapshot.pending_call_ids
-            while not any(call_id in self._settled for call_id in waiting):
-                self._wake = anyio.Event()
-                await self._wake.wait()
+            _, snapshot = await self._wait(snapshot, partial(self._any_settled, waiting))
             ready = {i: self._settled.pop(i) for i in waiting if i in self._settled}
             return await step(snapshot.resume, ready)
         if isinstance(snapshot, monty.NameLookupSnapshot):
@@ -158,6 +176,27 @@ class Program:
                 return await step(lambda: snapshot.resume(value=_function(name)))
             return await step(snapshot.resume)
         raise ProgramFailed(f"the sandbox stopped at an unexpected point ({snapshot!r})")
+
+    async def _wait(self, snapshot: Any, host: Callable[[], Awaitable[T]]) -> tuple[T, Any]:
+        """Run ``host``, the host's side of ``snapshot``; park the program if one of its calls
+        waits for an approval meanwhile. Returns what ``host`` did and the snapshot to resume
+        (restored on a worker again if the program was parked)."""
+        clock = self.clock
+        if clock is None:
+            return await host(), snapshot
+        session = self.session
+        async with anyio.create_task_group() as group:
+
+            async def park_when_asked() -> None:
+                await clock.asked()
+                await session.park(snapshot)
+
+            group.start_soon(park_when_asked)
+            done = await host()
+            group.cancel_scope.cancel()
+        if session.parked:
+            snapshot = await session.unpark(self.output.write)
+        return done, snapshot
 
     def _resume_settled(
         self, snapshot: monty.FunctionSnapshot, settled: monty.ExternalSettledResult
@@ -188,8 +227,29 @@ class Program:
             "message": f"{code}: {result.error}",
         }
 
+    async def _any_settled(self, waiting: list[int]) -> None:
+        while not any(call_id in self._settled for call_id in waiting):
+            self._wake = anyio.Event()
+            await self._wake.wait()
+
     async def _run_call(self, call_id: int, name: str, args: dict[str, Any]) -> None:
         self._settled[call_id] = await self._settle(name, args)
+        self._wake.set()
+
+    async def _sleep(self, group: anyio.abc.TaskGroup, snapshot: monty.FunctionSnapshot) -> Any:
+        """``time.sleep`` and ``asyncio.sleep``: the host waits, on the program's clock (a
+        sleep counts against ``timeout``); an async sleep not awaited at once is a future,
+        as a tool call is, so ``asyncio.gather`` overlaps it with calls and other sleeps."""
+        seconds = _seconds(snapshot.args)
+        if _SLEEPS[snapshot.function_name] and not snapshot.allow_eager_await:
+            group.start_soon(self._run_sleep, snapshot.call_id, seconds)
+            return await self.session.step(snapshot.resume, {"future": ...})
+        await anyio.sleep(seconds)
+        return await self.session.step(snapshot.resume, {"return_value": None})
+
+    async def _run_sleep(self, call_id: int, seconds: float) -> None:
+        await anyio.sleep(seconds)
+        self._settled[call_id] = {"return_value": None}
         self._wake.set()
 
     def _runtime_message(self, exc: monty.MontyRuntimeError) -> str:
@@ -217,22 +277,17 @@ class Program:
         return f"\nOutput before it stopped:\n{printed}"
 
 
-# The checker's notes about its own environment (the Python version it assumed, where it
-# looked for modules, links to its docs, "added as a builtin"): not about the program.
-_CHECKER_NOISE = re.compile(
-    r"^info: (Python \d|make sure your Python environment|Searched in the following paths"
-    r"|  \d+\. |`\w+` was added as a builtin)"
-)
+_SLEEPS = {"system.sleep": False, "time.sleep": False}
+_SLEEPS.update({"system.async_sleep": True, "asyncio.sleep": True})
+"""The OS calls that sleep: name → whether the program awaits it (asyncio.sleep)."""
 
 
-def _checker_message(exc: monty.MontyError) -> str:
-    if isinstance(exc, monty.MontyTypingError):
-        lines = [line for line in exc.display().splitlines() if not _CHECKER_NOISE.match(line)]
-        text = "\n".join(lines).strip()
-        return f"the program does not type-check against the tool stubs:\n{text}"
-    if isinstance(exc, monty.MontySyntaxError):
-        return f"the program is not valid Python:\n{exc.display('traceback')}"
-    return str(exc)
+def _seconds(args: tuple[Any, ...]) -> float:
+    """A sleep's length (Monty passes a float); anything else, negative or NaN is none."""
+    value = args[0] if args else 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if value > 0 else 0.0
 
 
 def _call_tool_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:

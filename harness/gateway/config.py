@@ -55,8 +55,9 @@ class GatewayConfig(pydantic.BaseModel):
     """Notifications per second passed on; the rest are dropped (list changes coalesce)."""
     max_tools: int = pydantic.Field(1000, ge=1)
     """Upstream tools mounted at most (the first ones, in upstream order)."""
-    elicitation: Literal["approval", "decline"] = "approval"
-    """Upstream elicitation: ask harness's approval service, or always decline."""
+    elicitation: Literal["ask", "approval", "decline"] = "ask"
+    """Upstream elicitation: ask the person behind the call (``approval`` is the older name
+    of ``ask``), or always decline."""
 
     @pydantic.field_validator("prefix")
     @classmethod

@@ -1,53 +1,57 @@
-"""An upstream's elicitations (``elicitation/create``), asked of the approval service.
+"""An upstream's elicitations (``elicitation/create``), asked of the calling surface's person.
 
 A server may ask a question while a mounted tool's call runs. A call run through
-:meth:`Elicitations.during` (``elicitation: approval``, with an approval service) has the
-question shown as a call of that tool, its own arguments beside the form, and asked from the
-call's own task, so an approval service sees it as that call's question; a question while no
-such call or several run is asked on its own. A person's approval answers the form with
-:func:`consent_content`; anything else declines.
+:meth:`Elicitations.during` has the question put to the person behind that call
+(:func:`harness.tools.questions.ask`): an MCP client's user through elicitation, with the
+server's form passed on as written, or a person at the console or in the agent session,
+who sees it as a question of that call with its arguments beside it. A remembered approval,
+``--yes`` or an ``approval`` service never answers it (they answer the policy's ``ask``).
+
+The SDK's callback does not say which call a question belongs to, so it is put to the
+caller only while exactly one call of the entry runs; a question while none or several run
+cannot be tied to a person and is declined, as is a URL-mode request and anything nobody
+answers.
 """
 
 from __future__ import annotations
 
-import itertools
+import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
 
 from ..context import Context
-from ..tools.approval import Approved, decide
+from ..service import unwrap
 from ..tools.calls import ToolCall
+from ..tools.questions import ask, consent_content
+
+__all__ = ["Elicitations", "consent_content"]
 
 T = TypeVar("T")
-_ids = itertools.count(1)
+_log = logging.getLogger("harness.gateway")
 
 
 @dataclass(eq=False)
 class _InFlight:
-    tool: str
-    args: dict[str, Any]
+    call: ToolCall
     questions: Any = None
-    number: int = field(default_factory=lambda: next(_ids))
 
 
 class Elicitations:
-    """The questions of one entry's server, routed to the approval service."""
+    """The questions of one entry's server, routed to the person behind the call."""
 
     def __init__(self, ctx: Context, label: str) -> None:
         self.ctx = ctx
         self.label = label
         self._inflight: set[_InFlight] = set()
 
-    async def during(
-        self, name: str, args: dict[str, Any], forward: Callable[[], Awaitable[T]]
-    ) -> T:
-        """Run ``forward`` (the call of tool ``name`` with ``args``) and answer the questions
-        the server asks meanwhile from this task."""
-        record = _InFlight(name, args)
+    async def during(self, call: ToolCall, forward: Callable[[], Awaitable[T]]) -> T:
+        """Run ``forward`` (the upstream call of ``call``) and answer the questions the server
+        asks meanwhile from this task."""
+        record = _InFlight(call)
         self._inflight.add(record)
         failure: Exception | None = None
         send, receive = anyio.create_memory_object_stream[Any](4)
@@ -69,61 +73,50 @@ class Elicitations:
         return reply
 
     async def elicit(self, params: types.ElicitRequestParams) -> types.ElicitResult:
-        """An upstream elicitation: ask the approval service from the call's own task."""
-        if len(self._inflight) == 1:
-            (record,) = self._inflight
-            reply_send, reply_receive = anyio.create_memory_object_stream[types.ElicitResult](1)
+        """An upstream elicitation: ask the person behind the one call running, from its task."""
+        if len(self._inflight) != 1:
+            _log.info(
+                "%s asked %r while %d calls of it ran: declined (it cannot be told whose)",
+                self.label,
+                params.message,
+                len(self._inflight),
+            )
+            return types.ElicitResult(action="decline")
+        (record,) = self._inflight
+        reply_send, reply_receive = anyio.create_memory_object_stream[types.ElicitResult](1)
+        try:
+            await record.questions.send((params, reply_send))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            reply_send.close()
+            reply_receive.close()
+            return types.ElicitResult(action="decline")
+        with reply_receive:
             try:
-                await record.questions.send((params, reply_send))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                reply_send.close()
-                reply_receive.close()
+                return await reply_receive.receive()
+            except anyio.EndOfStream:
                 return types.ElicitResult(action="decline")
-            with reply_receive:
-                try:
-                    return await reply_receive.receive()
-                except anyio.EndOfStream:
-                    return types.ElicitResult(action="decline")
-        return await self._ask(None, params)
 
     async def _answer_questions(self, record: _InFlight, receive: Any) -> None:
         async with receive:
             async for params, reply in receive:
                 async with reply:
-                    await reply.send(await self._ask(record, params))
+                    await reply.send(await self._ask(record.call, params))
 
-    async def _ask(
-        self, record: _InFlight | None, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        decline = types.ElicitResult(action="decline")
-        approval = self.ctx.get("approval")
-        if approval is None or not isinstance(params, types.ElicitRequestFormParams):
-            return decline  # URL elicitation would need a browser: declined
+    async def _ask(self, call: ToolCall, params: types.ElicitRequestParams) -> types.ElicitResult:
+        if not isinstance(params, types.ElicitRequestFormParams):
+            return types.ElicitResult(action="decline")  # URL elicitation needs a browser
         schema = params.requested_schema
         schema_dict = (
             schema
             if isinstance(schema, dict)
             else schema.model_dump(mode="json", by_alias=True, exclude_none=True)
         )
-        content = consent_content(schema_dict)
-        if content is None:
-            return decline
-        name = record.tool if record else self.label
-        number = record.number if record else next(_ids)
-        call = ToolCall(
-            f"elicitation-{number}",
-            name,
-            {
-                "message": params.message,
-                "requested": schema_dict,
-                "call": record.args if record else None,
-            },
-        )
+        approvals = unwrap(self.ctx.tools).approvals
         reason = f"{self.label} asks: {params.message}"
-        answer = await decide(approval, call, reason)
-        if isinstance(answer, Approved):
-            return types.ElicitResult(action="accept", content=content)
-        return decline
+        answer = await ask(approvals, call, params.message, schema_dict, reason)
+        if answer.action == "accept":
+            return types.ElicitResult(action="accept", content=answer.content or {})
+        return types.ElicitResult(action=answer.action)
 
 
 def _close_questions(send: Any, receive: Any) -> None:
@@ -135,23 +128,3 @@ def _close_questions(send: Any, receive: Any) -> None:
             break
         reply.close()
     receive.close()
-
-
-def consent_content(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer to a form when a person approves: defaults, and ``true`` for yes/no fields.
-
-    None when the form asks for something only a person could type (a required field that
-    has no default and is not a boolean): harness then declines.
-    """
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
-    content: dict[str, Any] = {}
-    for key, node in properties.items():
-        node = node if isinstance(node, dict) else {}
-        if "default" in node:
-            content[key] = node["default"]
-        elif node.get("type") == "boolean":
-            content[key] = True
-        elif key in required:
-            return None
-    return content

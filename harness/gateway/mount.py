@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..context import Context
 from ..errors import ContextDisposed, ToolConflict
+from ..tools.calls import ToolCall
 from ..tools.define import ToolAnnotations, ToolDefinition
 from .config import GatewayConfig
 from .elicitation import Elicitations
@@ -140,9 +141,9 @@ class Mount:
             self.ctx.logger.warning("%s: %s", self.connection.label, note)
         execute = partial(self.call, name, tool.name)
 
-        def bind(args: Any) -> Callable[[], Any]:
+        def bind(args: Any, call: ToolCall | None = None) -> Callable[[], Any]:
             check(args)
-            return partial(execute, args)
+            return partial(execute, args, call)
 
         return ToolDefinition(
             name=name,
@@ -157,16 +158,18 @@ class Mount:
             bind=bind,
             check_output=check_output,
             is_async=True,
+            takes_call=True,  # the server's questions go to the caller's person
         )
 
     # -- calls -----------------------------------------------------------------------------
 
-    async def call(self, name: str, upstream: str, args: dict[str, Any]) -> Reply | Invalid:
-        """Forward one validated call upstream (the local pipeline has run already)."""
-        if self.config.elicitation == "approval" and self.ctx.get("approval") is not None:
-            return await self.elicitations.during(
-                name, args, partial(self._forward, upstream, args)
-            )
+    async def call(
+        self, name: str, upstream: str, args: dict[str, Any], call: ToolCall | None = None
+    ) -> Reply | Invalid:
+        """Forward one validated call upstream (the local pipeline has run already); the
+        server's questions meanwhile go to the person behind ``call``."""
+        if self.config.elicitation != "decline" and call is not None:
+            return await self.elicitations.during(call, partial(self._forward, upstream, args))
         return await self._forward(upstream, args)
 
     async def _forward(self, upstream: str, args: dict[str, Any]) -> Reply | Invalid:
@@ -188,7 +191,7 @@ class Mount:
     async def elicit(self, params: types.ElicitRequestParams) -> types.ElicitResult:
         """An upstream elicitation (see :mod:`.elicitation`); declined unasked where the
         entry says ``elicitation: decline``."""
-        if self.config.elicitation != "approval":
+        if self.config.elicitation == "decline":
             return types.ElicitResult(action="decline")
         return await self.elicitations.elicit(params)
 

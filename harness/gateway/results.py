@@ -1,9 +1,10 @@
 """Upstream ``CallToolResult`` → harness's canonical value and render blocks.
 
 - ``isError: true`` → :class:`UpstreamToolError` with the result's text (``tool_error``).
-- ``structuredContent`` → the canonical value, as it is.
-- otherwise: text only → the text (blocks joined by newlines); anything else → the list of
-  blocks, the same dicts people see.
+- ``structuredContent`` → the canonical value, as it is; without it the value is None: the
+  result arrives once, in its blocks, and an image is never repeated in the value (DESIGN
+  §12). The model reads such a result's text (:mod:`harness.agent.history`), and an MCP
+  client gets no ``structuredContent`` (:mod:`harness.mcp.results`).
 
 Blocks: ``text`` → ``{"type": "text", "text"}``; ``image`` and ``audio`` → ``{"type", "data",
 "mime_type"}`` (base64); ``resource_link`` → ``{"type": "resource_link", "uri", "name"[,
@@ -86,11 +87,7 @@ def convert(result: types.CallToolResult, limit: int) -> tuple[Any, list[dict[st
     if result.is_error:
         text = "\n".join(block["text"] for block in blocks if block["type"] == "text")
         raise UpstreamToolError(text or "the server reported an error without a message")
-    if structured is not None:
-        return structured, blocks
-    if all(block["type"] == "text" for block in blocks):
-        return "\n".join(block["text"] for block in blocks), blocks
-    return [dict(block) for block in blocks], blocks
+    return structured, blocks
 
 
 def block_of(item: Any) -> dict[str, Any]:

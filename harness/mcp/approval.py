@@ -11,6 +11,7 @@ import mcp_types as types
 from ..tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from ..tools.approvals import unanswerable
 from ..tools.calls import ToolCall
+from ..tools.questions import Answer
 
 _log = logging.getLogger("harness.mcp")
 APPROVAL_KEY = "harness/approval"
@@ -95,6 +96,20 @@ class McpApproval:
             _log.warning("refused an MCP approval for tool %r: %s", call.name, exc)
             return Denied(str(exc))
         return _accepted((self.params.input_responses or {}).get(APPROVAL_KEY))
+
+    async def question(self, call: ToolCall, message: str, schema: dict[str, Any]) -> Answer:
+        """Put a running call's question (an upstream's form, passed on as written) to the
+        client's user; ``decline`` when the client cannot be asked mid-call (no elicitation,
+        or a 2026-07-28 connection, whose rounds harness does not pass on yet)."""
+        capabilities = self.capabilities
+        if self.elicit is None or capabilities is None or capabilities.elicitation is None:
+            return Answer("decline")
+        result = await self.elicit(message, schema)
+        if not isinstance(result, types.ElicitResult):
+            return Answer("decline")
+        if result.action == "accept":
+            return Answer("accept", dict(result.content or {}))
+        return Answer(result.action)
 
 
 def _accepted(answer: Any) -> Approved | Denied:

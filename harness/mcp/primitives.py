@@ -74,10 +74,7 @@ class Primitives:
         if listing is None:
             service = self.resources
             listing = types.ListResourcesResult(
-                resources=[
-                    types.Resource(uri=uri, **_described(service.get(uri)))
-                    for uri in service.list()
-                ]
+                resources=[types.Resource.model_validate(d.to_dict()) for d in _each(service)]
             )
             self._listings["resources/list"] = listing
         return listing
@@ -88,8 +85,8 @@ class Primitives:
             service = self.resources
             listing = types.ListResourceTemplatesResult(
                 resource_templates=[
-                    types.ResourceTemplate(uri_template=uri, **_described(service.get(uri)))
-                    for uri in service.templates()
+                    types.ResourceTemplate.model_validate(d.to_dict())
+                    for d in _each(service, templates=True)
                 ]
             )
             self._listings["resources/templates/list"] = listing
@@ -116,27 +113,11 @@ class Primitives:
         listing = self._listings.get("prompts/list")
         if listing is None:
             service = self.prompts
-            prompts = []
-            for name in service.list():
-                definition = service.get(name)
-                if definition is None:
-                    continue
-                prompts.append(
-                    types.Prompt(
-                        name=name,
-                        title=definition.title,
-                        description=definition.description,
-                        arguments=[
-                            types.PromptArgument(
-                                name=argument.name,
-                                description=argument.description,
-                                required=argument.required,
-                            )
-                            for argument in definition.arguments
-                        ],
-                        icons=_icons(definition.icons),
-                    )
-                )
+            prompts = [
+                types.Prompt.model_validate(definition.to_dict())
+                for definition in map(service.get, service.list())
+                if definition is not None
+            ]
             listing = self._listings["prompts/list"] = types.ListPromptsResult(prompts=prompts)
         return listing
 
@@ -176,23 +157,10 @@ class Primitives:
         )
 
 
-def _described(definition: ResourceDefinition | None) -> dict[str, Any]:
-    """The fields a resource and a template share in MCP's lists."""
-    if definition is None:
-        return {"name": ""}
-    annotations = dict(definition.annotations)
-    return {
-        "name": definition.name,
-        "title": definition.title,
-        "description": definition.description,
-        "mime_type": definition.mime_type,
-        "icons": _icons(definition.icons),
-        "annotations": types.Annotations.model_validate(annotations) if annotations else None,
-    }
-
-
-def _icons(icons: tuple[dict[str, Any], ...]) -> list[types.Icon] | None:
-    return [types.Icon.model_validate(icon) for icon in icons] or None
+def _each(service: ResourcesService, templates: bool = False) -> list[ResourceDefinition]:
+    """The resources (or the templates) of ``service``, in order."""
+    keys = service.templates() if templates else service.list()
+    return [definition for definition in map(service.get, keys) if definition is not None]
 
 
 @contextlib.contextmanager

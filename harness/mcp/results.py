@@ -11,14 +11,21 @@ import pydantic
 from ..tools.calls import ToolResult
 
 
-def to_mcp_result(result: ToolResult) -> types.CallToolResult:
-    """A ToolResult as MCP's CallToolResult."""
+def to_mcp_result(result: ToolResult, output_schema: bool = True) -> types.CallToolResult:
+    """A ToolResult as MCP's CallToolResult.
+
+    A value of None from a tool that declares no output schema (``output_schema`` False) has
+    no ``structuredContent``: a mounted tool whose server sent none (its blocks arrive once,
+    an image is not repeated there), or a tool that returned nothing.
+    """
     if not result.ok:
         message = result.error or "the tool call failed"
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=message)], is_error=True
         )
     value = result.result
+    if value is None and not output_schema:
+        return types.CallToolResult(content=[content_block(block) for block in result.content])
     structured = value if isinstance(value, dict) else {"result": value}
     return types.CallToolResult(
         content=[content_block(block) for block in result.content], structured_content=structured

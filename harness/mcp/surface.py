@@ -195,6 +195,9 @@ class McpSurface:
                 input_requests={APPROVAL_KEY: result.pending.data},
                 request_state=self.seal.seal(call),
             )
+        if result.ok and result.result is None:  # structured content only where declared
+            tool = self.root.tools.get(params.name)
+            return to_mcp_result(result, tool is not None and tool.output_schema is not None)
         return to_mcp_result(result)
 
     def _client(self, connection: Connection) -> str:

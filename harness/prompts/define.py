@@ -67,6 +67,23 @@ class PromptDefinition:
     complete: Mapping[str, Completer] = field(default_factory=lambda: _NO_COMPLETIONS)
     """Argument name → ``fn(prefix, args)`` suggesting values."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """As MCP lists it: ``name``, ``description``, ``arguments`` (``name``,
+        ``description``, ``required``), and ``title`` and ``icons`` when set."""
+        out: dict[str, Any] = {"name": self.name}
+        if self.title:
+            out["title"] = self.title
+        out["description"] = self.description
+        out["arguments"] = [
+            {"name": a.name, "description": a.description, "required": a.required}
+            if a.description
+            else {"name": a.name, "required": a.required}
+            for a in self.arguments
+        ]
+        if self.icons:
+            out["icons"] = [dict(icon) for icon in self.icons]
+        return out
+
 
 def define_prompt(
     *,

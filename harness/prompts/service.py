@@ -17,7 +17,7 @@ from ..registry import Registry
 from ..resources.completions import Suggestions, suggest
 from ..resources.invoke import invoke
 from ..service import Service, caller_aware
-from ..tools.access import Access, admit
+from ..tools.access import Access, admit, settled
 from .define import PromptDefinition, prompt
 from .messages import messages_of
 
@@ -70,7 +70,10 @@ class PromptsService(Registry[PromptDefinition], Service):
         and :class:`~harness.errors.ContentError` when the render fails or returns what
         cannot be served.
         """
-        definition = self._definition(name)
+        definition = self.get(name)
+        if definition is None and await settled(self.ctx):  # its entry was reloading
+            definition = self.get(name)
+        definition = definition or self._definition(name)
         given = check_args(definition, args)
         await admit(self.ctx, Access("prompt", name, given), "prompts/pre-get")
         value = await invoke(definition.render, f"rendering prompt {name!r}", given)

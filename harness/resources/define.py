@@ -67,6 +67,23 @@ class ResourceDefinition:
         """True for a URI template (it has variables)."""
         return not self.template.is_fixed
 
+    def to_dict(self) -> dict[str, Any]:
+        """As MCP lists it: ``uri`` (``uriTemplate`` for a template), ``name``,
+        ``description``, and ``title``, ``mimeType``, ``icons``, ``annotations`` when set."""
+        out: dict[str, Any] = {
+            "uriTemplate" if self.is_template else "uri": self.uri,
+            "name": self.name,
+            "description": self.description,
+        }
+        optional = {
+            "title": self.title,
+            "mimeType": self.mime_type,
+            "icons": [dict(icon) for icon in self.icons],
+            "annotations": dict(self.annotations),
+        }
+        out.update((key, value) for key, value in optional.items() if value)
+        return out
+
 
 def define_resource(
     *,

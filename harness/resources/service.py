@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..errors import DefinitionError, NotFound
 from ..registry import Registry
 from ..service import Service, caller_aware
-from ..tools.access import Access, admit
+from ..tools.access import Access, admit, settled
 from .completions import Suggestions, suggest
 from .contents import ResourceContents, contents_of
 from .define import ResourceDefinition
@@ -96,6 +96,8 @@ class ResourcesService(Registry[ResourceDefinition], Service):
         if not isinstance(uri, str):
             raise TypeError(f"a resource URI is a string, not {type(uri).__name__}")
         found = self.find(uri)
+        if found is None and await settled(self.ctx):  # its entry was reloading: look again
+            found = self.find(uri)
         if found is None:
             raise NotFound(
                 f"resource {uri!r} not found: no resource has this URI and no template matches it",

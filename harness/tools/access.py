@@ -64,6 +64,13 @@ async def admit(ctx: Context, access: Access, stage: str) -> None:
     raise AccessDenied(denial(access, decision, stage))
 
 
+async def settled(ctx: Context) -> bool:
+    """Whether reloads were under way when a look-up missed, once they have ended: the
+    caller then looks again, so a reload is atomic to readers (``ToolsService.settled``)."""
+    tools = ctx.get("tools")
+    return tools is not None and bool(await tools.settled())
+
+
 def denial(access: Access, decision: Any, stage: str) -> str:
     """The message of a refusal: it begins ``denied:`` and says why."""
     if decision == "deny":

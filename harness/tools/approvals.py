@@ -68,13 +68,17 @@ class Request:
     id: str
     call: ToolCall
     reason: str
+    question: bool = False
+    """A running call's question to its person (:mod:`.questions`), not an approval: a yes
+    answers it once and is never remembered."""
     done: anyio.Event = field(default_factory=anyio.Event)
     decision: Decision | None = None
     why: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{id, call_id, session, name, args, reason, display}``."""
-        return {
+        """``{id, call_id, session, name, args, reason, display}``, and ``question: True``
+        for a running call's question (which ``--yes`` never answers)."""
+        fields = {
             "id": self.id,
             "call_id": self.call.id,
             "session": self.call.session,
@@ -83,6 +87,9 @@ class Request:
             "reason": self.reason,
             "display": show_args(self.call.args),
         }
+        if self.question:
+            fields["question"] = True
+        return fields
 
 
 class Approvals:
@@ -145,21 +152,23 @@ class Approvals:
         return isinstance(await self.decide(call, reason), Approved)
 
     async def decide(
-        self, call: ToolCall, reason: str, asker: Any = None
+        self, call: ToolCall, reason: str, asker: Any = None, *, question: bool = False
     ) -> Approved | Denied | Pending:
         """The answer to ``call``'s ask: the first of :meth:`answer`, ``asker`` (an object
-        with ``request(call, reason)``, the call's own surface) and the timeout."""
-        if asker is None:  # remembered decisions answer for the answerers of this object
+        with ``request(call, reason)``, the call's own surface) and the timeout. With
+        ``question``, a running call's question to a person (:mod:`.questions`): no
+        remembered decision answers it, and its answer is not remembered."""
+        if asker is None and not question:  # remembered decisions answer for this object
             session = holder(call)
             if session is not None and call.name in self._allowed.get(session, ()):
                 return Approved("session")
             if call.name in self._always:
                 return Approved("always")
-            if call.session is None and not self._attached:
-                return Denied(
-                    unanswerable(call, "the caller cannot ask a person and no console page is open")
-                )
-        request = Request(secrets.token_urlsafe(16), call, reason)
+        if asker is None and call.session is None and not self._attached:
+            return Denied(
+                unanswerable(call, "the caller cannot ask a person and no console page is open")
+            )
+        request = Request(secrets.token_urlsafe(16), call, reason, question)
         self._open[request.id] = request
         fields = request.to_dict()
         del fields["display"]
@@ -212,6 +221,13 @@ class Approvals:
         display}`` (``display``: the arguments with hidden characters made visible)."""
         return [request.to_dict() for request in self._open.values()]
 
+    def call_of(self, id: str) -> ToolCall | None:
+        """The call an open request asks about: for an ``approval/request`` listener that
+        needs the object itself, which ids alone do not single out (two MCP clients' calls
+        may share an id)."""
+        request = self._open.get(id)
+        return None if request is None else request.call
+
     def answer(self, id: str, decision: str, reason: str | None = None) -> None:
         """Answer one open request, from anywhere (console, terminal, Python): the same call."""
         request = self._open.get(id) if isinstance(id, str) else None
@@ -221,7 +237,9 @@ class Approvals:
             raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
         name = request.call.name
         decided: Decision = decision
-        if decision == "allow_always":
+        if request.question:  # a question's yes is this answer only
+            decided = "deny" if decision == "deny" else "allow_once"
+        elif decision == "allow_always":
             if self.always is not None:
                 self.always(name)  # may raise (the policy file): the request stays open
             self._always.add(name)

@@ -75,7 +75,8 @@ def unchecked(value: Any) -> Any:
     return value
 
 
-ArgsBinder = Callable[[Any], Callable[[], Any]]
+ArgsBinder = Callable[..., Callable[[], Any]]
+"""``bind(args)``, or ``bind(args, call)`` for a tool that ``takes_call``."""
 OutputChecker = Callable[[Any], Any]
 
 
@@ -109,6 +110,10 @@ class ToolDefinition:
     """Host-only: validate the body's value and return the canonical value, or raise."""
     is_async: bool = False
     """Host-only: the body is a coroutine function."""
+    takes_call: bool = False
+    """Host-only: the pipeline binds with ``bind(args, call)``, handing the body the running
+    :class:`~harness.tools.calls.ToolCall` (its session, client and asker: a mounted tool
+    passes its upstream's questions to the caller's person). Such a tool has no acceptor."""
 
 
 class OutputMismatch(ValueError):

@@ -177,7 +177,7 @@ def innermost(
                     raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
             elif not is_json(args):
                 raise ToolArgsError(f"arguments are not valid JSON: {jsonvalue.problem(args)}")
-            body = tool.bind(args)
+            body = tool.bind(args, call) if tool.takes_call else tool.bind(args)
         except ToolArgsError as exc:
             return _invalid_args(call, exc)
     # -- deadline and body: a sync body in a worker thread, an async one's first step now --

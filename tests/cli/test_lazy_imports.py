@@ -1,7 +1,8 @@
 """The commands that only read a config load only what they use: ``tools``, ``check``,
-``plugins`` and ``call`` never import the MCP SDK, the HTTP stack, the OpenAI SDK, the web
-console, the agent, the serving code or hot reload (and rich only to print a table); nor
-pluggy while no name needs entry points, nor difflib while nothing is misspelt.
+``plugins``, ``call``, ``resources`` and ``prompts`` never import the MCP SDK, the HTTP
+stack, the OpenAI SDK, the web console, the agent, the serving code or hot reload (and
+rich only to print a table); nor pluggy while no name needs entry points, nor difflib
+while nothing is misspelt.
 
 The real ``harness`` executable runs under ``python -X importtime``, which lists every
 module the process imported."""
@@ -37,6 +38,9 @@ HEAVY = (
     "pluggy",
     "harness.loader.hooks",
     "difflib",
+    "numpy",  # tool search scores with numpy, from the first search on
+    "Stemmer",
+    "bm25s",
 )
 COMMANDS = {
     "tools --json": ["tools", "--json"],
@@ -45,6 +49,8 @@ COMMANDS = {
     "plugins --json": ["plugins", "--json"],
     "call": ["call", "echo", '{"text": "hi"}'],
     "call --json": ["call", "add", '{"a": 1, "b": 2}', "--json"],
+    "resources --json": ["resources", "--json"],
+    "prompts --json": ["prompts", "--json"],
 }
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE)
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 import yaml
 
-from harness import Host
+from harness import Host, ToolResult
 from harness.fiber import Fiber
 
 SERVER = Path(__file__).with_name("upstream_server.py")
@@ -24,6 +24,14 @@ def stdio_entry(entry_id: str = "up", mark: Path | None = None, **config: Any) -
     if mark is not None:
         body.setdefault("env", {})["UPSTREAM_MARK"] = str(mark)
     return {"id": entry_id, "name": "harness:mcp-client", "config": body}
+
+
+def text_of(result: ToolResult) -> str:
+    """The text a mounted tool answered, for a server that sent no structuredContent (its
+    result then has no value: DESIGN §12)."""
+    assert result.ok, result
+    assert result.result is None, result
+    return "\n".join(block["text"] for block in result.content if block["type"] == "text")
 
 
 def write_config(folder: Path, entries: list[dict[str, Any]]) -> Path:

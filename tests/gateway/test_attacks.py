@@ -14,7 +14,7 @@ from harness import Host
 from harness.fiber import FiberState
 from harness.gateway.plugin import supervision
 
-from .conftest import PYTHON, Watch, fiber_of, write_config
+from .conftest import PYTHON, Watch, fiber_of, text_of, write_config
 from .test_faults import free_port
 from .test_hostile import HOSTILE, hostile
 
@@ -57,7 +57,7 @@ async def test_a_huge_stdio_answer_is_cut_while_read(tmp_path: Path, order: str)
         result = await call(host, "up_huge", size=HUGE, order=order)
         assert (result.code, result.error) == ("tool_error", CUT)
         echoed = await call(host, "up_echo", text="still here")
-        assert echoed.result == "hostile says still here"
+        assert text_of(echoed) == "hostile says still here"
         state = supervision(fiber_of(host, "up"))
         assert state is not None
         assert state.delays == []  # the connection lived on: nothing restarted
@@ -76,7 +76,7 @@ async def test_a_huge_http_answer_is_cut_while_read(
         result = await call(host, "up_huge", size=HUGE, order="id-first", sse=sse)
         assert (result.code, result.error) == ("tool_error", CUT)
         echoed = await call(host, "up_echo", text="still here")
-        assert echoed.result == "hostile says still here"
+        assert text_of(echoed) == "hostile says still here"
 
 
 async def test_a_tools_list_past_max_list_bytes_fails_the_entry_saying_so(tmp_path: Path) -> None:
@@ -97,7 +97,7 @@ async def test_a_flood_of_list_changes_costs_a_bounded_number_of_lists(tmp_path:
         flooded = await call(host, "up_flood", count=5000)  # all at once
         assert flooded.ok
         await watch.until(lambda: "up_flooded" in host.tools.list())
-        answered = int((await call(host, "up_lists")).result)
+        answered = int(text_of(await call(host, "up_lists")))
         assert 2 <= answered <= 4  # the first list, then at most one re-list per 0.5 s
         state = supervision(fiber_of(host, "up"))
         assert state is not None
@@ -110,9 +110,9 @@ async def test_a_sustained_flood_costs_one_list_per_half_second(tmp_path: Path) 
     async with Host(config) as host:
         watch = Watch(host)
         flooded = await call(host, "up_flood", count=5000, seconds=2.0)  # 100 bursts of 50
-        lasted = float(flooded.result)  # as the server measured it
+        lasted = float(text_of(flooded))  # as the server measured it
         await watch.until(lambda: "up_flooded" in host.tools.list())
-        answered = int((await call(host, "up_lists")).result)
+        answered = int(text_of(await call(host, "up_lists")))
         # the first list, one re-list per 0.5 s the flood lasted, the one it left pending
         assert answered <= 1 + lasted / 0.5 + 2
 
@@ -123,7 +123,7 @@ async def test_an_oversized_notification_is_dropped_and_a_stray_answer_ends_the_
     config = write_config(tmp_path, [hostile(include=["noise", "stray", "echo"], timeout=120)])
     async with Host(config) as host:
         noise = await call(host, "up_noise", size=HUGE)
-        assert noise.result == "after the noise"
+        assert text_of(noise) == "after the noise"
         stray = await call(host, "up_stray", size=HUGE)
         assert stray.code == "tool_error"
         assert stray.error is not None
@@ -138,7 +138,7 @@ async def test_a_compressed_http_answer_is_refused(tmp_path: Path, http_url: str
     entry = {"id": "up", "name": "harness:mcp-client", "config": {"url": http_url}}
     async with Host(write_config(tmp_path, [entry])) as host:
         plain = await call(host, "up_echo", text="a")
-        assert plain.result == "hostile says a"
+        assert text_of(plain) == "hostile says a"
         packed = await call(host, "up_echo", text="a", gzip=True)
         assert packed.code == "tool_error"
         assert packed.error is not None

@@ -8,7 +8,7 @@ import pytest
 
 from harness import Host
 
-from .conftest import write_config
+from .conftest import text_of, write_config
 from .system import everything_server
 
 pytestmark = pytest.mark.anyio
@@ -39,11 +39,11 @@ async def test_the_reference_server_mounts_and_answers(tmp_path: Path, everythin
         echoed = await tools.execute(
             {"id": "1", "name": "everything_echo", "args": {"message": "hi"}}
         )
-        assert echoed.result == "Echo: hi"
+        assert text_of(echoed) == "Echo: hi"
         summed = await tools.execute(
             {"id": "2", "name": "everything_get-sum", "args": {"a": 2, "b": 3}}
         )
-        assert summed.result == "The sum of 2 and 3 is 5."
+        assert text_of(summed) == "The sum of 2 and 3 is 5."
         wrong = await tools.execute({"id": "3", "name": "everything_get-sum", "args": {"a": "2"}})
         assert wrong.code == "invalid_args"
         assert wrong.error == (

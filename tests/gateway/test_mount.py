@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from harness import Host
 
-from .conftest import Watch, stdio_entry, write_config
+from .conftest import Watch, stdio_entry, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 REPAIRED = "dotted_name_" + hashlib.sha256(b"dotted.name").hexdigest()[:8]
@@ -102,7 +102,7 @@ async def test_policy_approval_and_audit_run_before_the_upstream(tmp_path: Path)
         "class Approval:\n"
         "    async def request(self, call, reason):\n"
         "        asked.append((call.name, call.args, reason))\n"
-        "        if call.id.startswith('elicitation-'):\n"
+        "        if call.name == 'up_confirm':\n"
         "            return True\n"
         "        return call.args.get('text') == 'yes'\n"
         "def apply(ctx):\n"
@@ -128,12 +128,11 @@ async def test_policy_approval_and_audit_run_before_the_upstream(tmp_path: Path)
         assert refused.code == "denied"
         denied = await tools.execute({"id": "c", "name": "up_fail", "args": {}})
         assert denied.code == "denied"
+        # the server's own question is not the policy's: the approval service, which would
+        # say yes, is never asked, and with nobody behind the call it is declined
         confirmed = await tools.execute({"id": "d", "name": "up_confirm", "args": {}})
-        assert confirmed.result == {"result": "accept:True"}
-        name, args, reason = module.asked[-1]
-        assert name == "up_confirm"
-        assert args["message"] == "Really do it?"
-        assert reason == "MCP server 'up' asks: Really do it?"
+        assert confirmed.result == {"result": "decline:None"}
+        assert [name for name, args, reason in module.asked] == ["up_echo", "up_echo"]
         assert module.audit == [
             ("up_echo", None),
             ("up_echo", "denied"),
@@ -182,7 +181,7 @@ async def test_upstream_list_changed_updates_the_registry(tmp_path: Path) -> Non
         assert grown.ok
         await watch.until(lambda: "up_added" in host.tools.list())
         added = await host.tools.execute({"id": "2", "name": "up_added", "args": {}})
-        assert added.result == "I was added"
+        assert text_of(added) == "I was added"
         await host.tools.execute({"id": "3", "name": "up_shrink", "args": {}})
         await watch.until(lambda: "up_echo" not in host.tools.list())
         assert ("tools", "removed", "up_echo") in watch.events

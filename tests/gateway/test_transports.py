@@ -163,6 +163,7 @@ async def test_mcp_clients_downstream_list_call_cancel_and_hear_list_changes(
             names = [tool.name for tool in (await client.list_tools()).tools]
             assert "up_added" in names
             added = await client.call_tool("up_added", {})
-            assert added.structured_content == {"result": "I was added"}
+            assert added.structured_content is None  # the server sent none (DESIGN §12)
+            assert [getattr(b, "text", None) for b in added.content] == ["I was added"]
     finally:
         served.close()

@@ -93,6 +93,19 @@ def picture() -> list[object]:
     ]
 
 
+@server.tool(
+    description="A photo, as content only (no structuredContent).", structured_output=False
+)
+def photo() -> list[object]:
+    from mcp_types import ImageContent, TextContent
+
+    data = base64.b64encode(b"\x89PNG photo bytes").decode()
+    return [
+        TextContent(type="text", text="a photo"),
+        ImageContent(type="image", data=data, mime_type="image/png"),
+    ]
+
+
 @server.tool(description="Add a tool named `added` and announce the change.")
 async def grow(ctx: Context) -> str:
     server.add_tool(lambda: "I was added", name="added", description="Added at run time.")
@@ -110,6 +123,17 @@ async def shrink(ctx: Context) -> str:
 @server.tool(description="Ask the client's user to confirm.")
 async def confirm(ctx: Context) -> str:
     answer = await ctx.elicit("Really do it?", Confirm)
+    data = getattr(answer, "data", None)
+    return f"{answer.action}:{getattr(data, 'ok', None)}"
+
+
+class Everything(BaseModel):
+    ok: bool = Field(description="Move every last cent?")
+
+
+@server.tool(description="Move money, after asking the client's user to confirm.")
+async def transfer(ctx: Context, to: str) -> str:
+    answer = await ctx.elicit("Transfer ALL funds?", Everything)
     data = getattr(answer, "data", None)
     return f"{answer.action}:{getattr(data, 'ok', None)}"
 

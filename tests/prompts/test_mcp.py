@@ -52,6 +52,10 @@ async def test_list_and_get_prompts(surface: McpSurface, mode: str) -> None:
         ("summarize", "Summarize a topic."),
         ("look", "Look at the logo."),
     ]
+    assert prompts[1].icons == [
+        types.Icon(src="data:image/png;base64,iVBORw==", mime_type="image/png")
+    ]
+    assert prompts[0].icons is None
     assert prompts[0].arguments == [
         types.PromptArgument(name="topic", description="What to summarize.", required=True),
         types.PromptArgument(name="tone", description="How it should sound.", required=False),

@@ -61,7 +61,7 @@ def summarize(topic: str, tone: str = "dry") -> str:
     return f"Summarize {topic}, {tone}."
 
 
-@prompt
+@prompt(icons=[{"src": "data:image/png;base64,iVBORw==", "mimeType": "image/png"}])
 def look() -> list:
     """Look at the logo."""
     return [

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -54,3 +57,46 @@ async def test_editing_the_plugin_updates_them_and_dropping_its_entry_removes_th
 
         config.write_text("insert: []\n")
         await changes.until(lambda: resources.list() == [] and prompts.list() == [])
+
+
+async def test_a_read_or_get_while_its_entry_reloads_waits_for_the_new_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old version is gone and the new one has not applied yet (it waits at a gate the
+    test opens): a read and a get made then wait for the transaction, never finding nothing."""
+    gate = types.SimpleNamespace(opened=anyio.Event())
+    monkeypatch.setitem(sys.modules, "primitives_gate", gate)
+    slow = DOCS.replace('"# Readme"', '"# Readme, v2"').replace(
+        "def apply(ctx):\n",
+        "async def apply(ctx):\n    import primitives_gate\n\n"
+        "    await primitives_gate.opened.wait()\n",
+    )
+    async with Host(docs_project(tmp_path)) as host:
+        gone = anyio.Event()
+
+        def removed(kind: str, key: str) -> None:
+            if (kind, key) == ("removed", "docs://readme"):
+                gone.set()
+
+        host.ctx.on("resources/change", removed)
+        (tmp_path / "plugins" / "docs.py").write_text(slow)
+        found: dict[str, Any] = {}
+
+        async def read() -> None:
+            found["read"] = await host.ctx.resources.read("docs://readme")
+
+        async def get() -> None:
+            found["get"] = await host.ctx.prompts.render("summarize", {"topic": "x"})
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(host.reload_entries, ["docs"])
+            with anyio.fail_after(10):
+                await gone.wait()
+            assert host.ctx.resources.list() == []
+            group.start_soon(read)
+            group.start_soon(get)
+            await anyio.wait_all_tasks_blocked()
+            assert found == {}
+            gate.opened.set()
+    assert found["read"][0].text == "# Readme, v2"
+    assert found["get"][0]["content"]["text"] == "Summarize x, dry."

@@ -199,6 +199,25 @@ async def test_the_policy_refuses_reads_by_uri_glob(tmp_path: Path) -> None:
     assert allowed[0].text == "# Readme"
 
 
+async def test_reads_the_policy_refused_stay_refused_while_it_is_not_loaded(
+    tmp_path: Path,
+) -> None:
+    rules = "{ rules: { 'resource:docs://logo': deny } }"
+    config = docs_project(tmp_path, policy=rules)
+    async with Host(config) as host:
+        config.write_text(config.read_text().replace("config: {", "enabled: false, config: {"))
+        await host.reload()
+        assert [s.state for s in host.status()] == ["disabled", "active"]
+        with pytest.raises(AccessDenied) as refused:
+            await host.ctx.resources.read("docs://logo")
+        assert (await host.ctx.resources.read("docs://readme"))[0].text == "# Readme"
+    assert str(refused.value) == (
+        "denied: the policy forbids resource:docs://logo (rule 'resource:docs://logo'), and "
+        "plugin 'policy', which decides it, is not loaded right now (reloading or failed); "
+        "calls are refused until it is back"
+    )
+
+
 # -- definitions -----------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ class Page:
     def __init__(self, base: str) -> None:
         self.base = base
         self.events: list[dict[str, Any]] = []
+        self._taken: set[int] = set()
         self._arrived = anyio.Event()
         self._group: Any = None
         self._http: httpx2.AsyncClient | None = None
@@ -62,12 +63,16 @@ class Page:
                     fields[key] = value
 
     async def next(self, kind: str, seconds: float = 30, **match: Any) -> dict[str, Any]:
-        """The first event of type ``kind`` whose fields include ``match`` (waiting for it)."""
+        """The first event of type ``kind`` whose fields include ``match`` that no earlier
+        ``next`` returned (waiting for it)."""
         with anyio.fail_after(seconds):
             while True:
-                for event in self.events:
-                    if event.get("type") == kind and all(
-                        event.get(key) == value for key, value in match.items()
+                for index, event in enumerate(self.events):
+                    if (
+                        index not in self._taken
+                        and event.get("type") == kind
+                        and all(event.get(key) == value for key, value in match.items())
                     ):
+                        self._taken.add(index)
                         return event
                 await self._arrived.wait()
