@@ -34,7 +34,7 @@ class Weights:
 
     name: float = 3.0
     description: float = 1.0
-    params: float = 1.0
+    params: float = 0.5
 
 
 def bag(document: Document, weights: Weights) -> dict[str, float]:
