@@ -101,7 +101,8 @@ class Encoder:
                 self.encoded += len(todo)
                 if self.cache_dir is not None:
                     self._write(new)
-            self._memory.update(found)
+            if keys:  # memory holds the last set asked for (a registry's); the disk, all
+                self._memory = found
         if not keys:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         return np.stack([found[key] for key in keys])
