@@ -29,6 +29,17 @@ class SearchConfig(pydantic.BaseModel):
     """Serve ``search_tools``, ``call_tool`` and the kept tools over MCP instead of every
     tool (also ``harness run --mcp-tools search``)."""
 
+    @pydantic.field_validator("ranker")
+    @classmethod
+    def _installed(cls, ranker: RankerName) -> RankerName:
+        if ranker != "lexical":  # refused at load, not at the first search
+            from .embedding import Encoder
+
+            why = Encoder.unavailable_reason()
+            if why is not None:
+                raise ValueError(f"ranker {ranker!r} cannot run: {why}; or use ranker: lexical")
+        return ranker
+
     def defers(self, visible: int) -> bool:
         """Whether to defer with ``visible`` tools in view."""
         if self.defer == "auto":

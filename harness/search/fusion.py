@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .document import Document
 
 if TYPE_CHECKING:
+    from .embedding import Encoder
     from .ranker import Ranker, Scores
 
 K = 60
@@ -26,7 +27,7 @@ DEPTH = 100
 class EmbeddingRanker:
     """Cosine similarity of sentence vectors (the encoder's rows are L2-normalised)."""
 
-    def __init__(self, encoder: Any) -> None:
+    def __init__(self, encoder: Encoder) -> None:
         self.encoder = encoder
         self._vectors: dict[str, Any] = {}
         self._matrix: Any = None
@@ -47,7 +48,7 @@ class EmbeddingRanker:
 
         if self._matrix is None:
             return numpy.zeros(0, dtype=numpy.float32)
-        vector = self.encoder.encode([query])[0]
+        vector = self.encoder.encode_query(query)
         result: Scores = self._matrix @ vector
         return result
 

@@ -19,12 +19,13 @@ if TYPE_CHECKING:
     import numpy
     import numpy.typing
 
+    from .embedding import Encoder
+
     Scores = numpy.typing.NDArray[numpy.float32]
     """One score per document."""
 
 RankerName = Literal["lexical", "embedding", "hybrid"]
 RANKERS: tuple[RankerName, ...] = ("lexical", "embedding", "hybrid")
-EXTRA_HINT = "install it with: pip install 'cordis-harness[search]'"
 
 
 class SearchUnavailable(HarnessError):
@@ -61,9 +62,11 @@ def make_ranker(name: RankerName, cache_dir: Path | None = None) -> Ranker:
     return HybridRanker(LexicalRanker(), EmbeddingRanker(encoder))
 
 
-def load_encoder(name: str, cache_dir: Path | None) -> object:
+def load_encoder(name: str, cache_dir: Path | None) -> Encoder:
     """The local sentence model of the ``search`` extra, or :class:`SearchUnavailable`."""
-    raise SearchUnavailable(
-        f"the {name!r} ranker needs the search extra's local model, which this build does "
-        f"not have yet; use ranker: lexical"
-    )
+    from .embedding import Encoder
+
+    why = Encoder.unavailable_reason()
+    if why is not None:
+        raise SearchUnavailable(f"the {name!r} ranker cannot run: {why}; or use ranker: lexical")
+    return Encoder(cache_dir)

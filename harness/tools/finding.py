@@ -123,3 +123,23 @@ class Finder:
             execute=execute,
             annotations={"read_only": True, "idempotent": True, "open_world": False},
         )
+
+
+CALL_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "The tool's name, as search_tools gave it"},
+        "args": {"type": "object", "description": "The tool's arguments"},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+CALL_TOOL_DESCRIPTION = (
+    "Call a tool that search_tools found, by its name, with its arguments. The call runs "
+    "as if the tool were called directly: the same checks, approvals and result."
+)
+
+
+def kept(names: Sequence[str], config: SearchConfig) -> list[str]:
+    """The names among ``names`` that the ``keep`` globs of ``config`` keep, in order."""
+    return [n for n in names if any(fnmatch.fnmatchcase(n, glob) for glob in config.keep)]

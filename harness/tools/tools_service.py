@@ -50,6 +50,7 @@ class ToolsService(ToolRegistry, Service):
         self.approvals = Approvals(self._emit_approval)
         """The approval object: every ask of every surface is a request here."""
         self._search_tool: Callable[[], None] | None = None
+        self._offered = 0
 
     async def start(self) -> None:
         self.ctx.on("tools/change", self._sync_search_tool)
@@ -59,10 +60,22 @@ class ToolsService(ToolRegistry, Service):
         """Whether ``search_tools`` is offered: ``search.defer: true``, ``search.mcp: true``,
         or ``defer: auto`` with more tools registered than ``search.threshold``."""
         search = self.config.search
-        if search.mcp or search.defer is True:
+        if self._offered or search.mcp or search.defer is True:
             return True
         others = len(self._tools) - (SEARCH_TOOL in self._tools)
         return search.defer == "auto" and others > search.threshold
+
+    def offer_search(self) -> Callable[[], None]:
+        """Offer ``search_tools`` whatever the config says, until the returned undo (an MCP
+        surface serving with ``--mcp-tools search`` does)."""
+        self._offered += 1
+        self._sync_search_tool()
+
+        def undo() -> None:
+            self._offered -= 1
+            self._sync_search_tool()
+
+        return undo
 
     def _sync_search_tool(self, *args: Any) -> None:
         if self.ctx.is_disposed:
