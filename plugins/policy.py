@@ -14,6 +14,9 @@ Rules match resource reads as ``resource:<uri>`` and prompt gets as ``prompt:<na
 and so does a glob such as ``*``. A refused read or get is an error whose message begins
 ``denied:``; nobody is asked about one, so ``ask`` refuses it as ``deny`` does.
 
+A tool the policy denies is never found by tool search (``ctx.tools.search``,
+``search_tools``); one it asks about is found, and asks when called.
+
 The policy fails closed: while it is not loaded (during its own hot reload, a config edit,
 or after a failed apply) the tools it denied or asked about are refused, never run, until a
 policy entry of the same id is back (see ``ToolsService.gate``).
@@ -92,3 +95,5 @@ def apply(ctx: Context, config: Config) -> None:
     # Registered after the listener: from here on, unloading leaves the gated tools refused.
     key = f"policy:{ctx.fiber.name if ctx.fiber else name}"
     ctx.tools.gate(key, lambda tool: reason(config, tool))
+    # Search never shows a denied tool; one it asks about is found (it runs once approved).
+    ctx.tools.hide(lambda tool: decide(config, tool)[0] == "deny")

@@ -30,7 +30,8 @@ CORE = frozenset(
 
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "core": (),
-    "tools": ("core",),
+    "search": ("core",),
+    "tools": ("core", "search"),
     "resources": ("core", "tools"),
     "prompts": ("core", "tools", "resources"),
     "helpers": ("core",),

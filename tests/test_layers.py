@@ -44,6 +44,7 @@ def test_the_checker_reads_real_imports() -> None:
 PLANTS = {
     "core": ("errors.py", "import harness.tools.calls", "harness.tools.calls", "import"),
     "tools": ("tools/calls.py", "from ..loader import config", "harness.loader.config", "from"),
+    "search": ("search/text.py", "from ..tools import calls", "harness.tools.calls", "from"),
     "resources": (
         "resources/service.py",
         "from ..prompts import service",

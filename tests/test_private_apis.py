@@ -1,8 +1,9 @@
 """The private APIs of dependencies harness relies on, each wrapped in one place.
 
 watchfiles' RustNotify (``harness.reload.notifier``), the MCP SDK's
-``ServerSession._connection`` (``harness.mcp.connection_of``), and anyio's asyncio scope
-records (``harness.tools.scopes``, a fast path with a public fallback). These tests
+``ServerSession._connection`` (``harness.mcp.connection_of``), anyio's asyncio scope
+records (``harness.tools.scopes``, a fast path with a public fallback), and Monty's refusal
+of a ``del`` statement before anything runs (``harness.code.checker``'s guard). These tests
 exercise them for real, so an upgrade that renames or reshapes one fails here, by name,
 instead of hot reload or list_changed notices quietly stopping, or calls quietly slowing.
 """
@@ -142,3 +143,27 @@ def test_no_other_private_import_of_a_dependency() -> None:
             elif isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
     assert {dotted for dotted in found if _is_private(dotted)} == ALLOWED_PRIVATE_IMPORTS
+
+
+def test_monty_type_checks_a_guarded_snippet_but_runs_none_of_it() -> None:
+    """harness.code.checker feeds each program to a long-lived session with GUARD after it:
+    Monty must check it all, refuse it before running any of it, and keep none of it for
+    the checks of later snippets. Should Monty ever run ``del``, this fails by name."""
+    import pydantic_monty as monty
+
+    from harness.code.checker import REFUSED, guarded
+
+    printed: list[str] = []
+    with monty.Monty(min_processes=1, max_processes=1) as pool:
+        session = pool.checkout(type_check=True, type_check_stubs="x: int\n")
+        with session:
+            for code in ('print("ran")\ny: int = 1', 'y: str = "a"\nprint(y)'):
+                with pytest.raises(monty.MontyRuntimeError, match=REFUSED):
+                    session.feed_run(
+                        guarded(code)[0], print_callback=lambda s, t: printed.append(t)
+                    )
+            with pytest.raises(monty.MontyTypingError, match="not assignable to `int`"):
+                session.feed_run(guarded('y: int = "a"')[0])
+            with pytest.raises(monty.MontyTypingError, match="Name `y` used when not defined"):
+                session.feed_run(guarded("y")[0])
+    assert printed == []

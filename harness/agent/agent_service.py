@@ -20,6 +20,8 @@ import pydantic
 from ..service import Service, unwrap
 from ..tools.approvals import TIMEOUT, Approvals
 from ..tools.calls import ToolCall, ToolResult
+from ..tools.finding import SEARCH_TOOL, kept
+from ..tools.render import default_text
 from .always import allow_tool
 from .catalog import Catalog, any_spoken, check_query, check_title, summary
 from .log import SessionNotFound, SessionStore, check_id, dumps, log_chunks, new_id
@@ -27,7 +29,7 @@ from .session import Session
 from .trajectory import trajectory
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator
+    from collections.abc import Awaitable, Callable, Iterator, Sequence
     from pathlib import Path
 
     from ..context import Context
@@ -267,6 +269,26 @@ class AgentService(Service):
                 )
         return self._visible
 
+    def request_tools(self, loaded: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The tools one model request carries, name → schema.
+
+        Without deferral, every visible tool. With it (the tools service's ``search.defer``:
+        ``true``, or ``auto`` with more than ``search.threshold`` tools visible, and
+        ``search_tools`` among them): ``search_tools``, the tools ``search.keep`` keeps, and
+        the tools ``loaded`` (found by earlier searches of the session) in the order they
+        were found, so the list only ever grows at its end and stays byte-stable from one
+        request to the next until a search finds a new tool.
+        """
+        visible = self.visible_tools()
+        search = unwrap(self.ctx.tools).config.search
+        others = len(visible) - (SEARCH_TOOL in visible)
+        if SEARCH_TOOL not in visible or not search.defers(others):
+            return visible
+        names = [SEARCH_TOOL, *(n for n in kept(list(visible), search) if n != SEARCH_TOOL)]
+        shown = set(names)
+        names.extend(n for n in loaded if n in visible and n not in shown)
+        return {name: visible[name] for name in dict.fromkeys(names)}
+
     def _on_change(self, *args: Any) -> None:
         self._visible = None
 
@@ -285,7 +307,22 @@ class AgentService(Service):
         run.scope = None
         if result is None or scope.cancelled_caught:
             return ToolResult.failure(call, "cancelled", f"Tool {call.name} was cancelled")
+        if call.name == SEARCH_TOOL and result.ok and isinstance(result.result, dict):
+            return self._scoped(result)
         return result
+
+    def _scoped(self, result: ToolResult) -> ToolResult:
+        """A ``search_tools`` result with only the tools this agent may call (its ``tools``
+        globs, and in code mode its ``direct`` ones): the others are never shown to it."""
+        visible = self.visible_tools()
+        found = result.result.get("tools")
+        if not isinstance(found, list):
+            return result
+        value = {"tools": [hit for hit in found if hit.get("name") in visible]}
+        if value == result.result:
+            return result
+        text = default_text(value)
+        return ToolResult(result.id, result.name, value, [{"type": "text", "text": text}])
 
     def _on_result(self, call: ToolCall, result: ToolResult) -> None:
         run = self.running.get(id(call))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,6 +30,7 @@ from ..llm.base import (
 )
 from ..tools import jsonvalue, traces
 from ..tools.calls import ToolCall, ToolResult
+from ..tools.finding import SEARCH_TOOL
 from . import spans
 from .history import arguments_of, history_of, normal_call, tool_message
 from .log import LogWriter, now
@@ -63,6 +64,8 @@ class Agent(Protocol):
     def llm(self) -> LLM: ...
 
     def visible_tools(self) -> dict[str, dict[str, Any]]: ...
+
+    def request_tools(self, loaded: Sequence[str]) -> dict[str, dict[str, Any]]: ...
 
 
 @dataclass
@@ -111,6 +114,14 @@ class Session:
         self._closed = False
         self._span: spans.TurnSpan | None = None
         self._answer = ""
+        self.loaded: list[str] = [
+            name
+            for event in events
+            if event.get("type") == "tools/loaded"
+            for name in event.get("names") or ()
+        ]
+        """The tools searches of this session found, in order: sent with every later
+        request while deferral is on (``tools/loaded`` events in the log)."""
         self._repair()
 
     # -- public ----------------------------------------------------------------------------
@@ -263,7 +274,7 @@ class Session:
             wrap = step_number > agent.max_steps
             step = self._step = _Step(turn, step_number)
             self.record("step/start", turn=turn, step=step_number)
-            visible = agent.visible_tools()
+            visible = agent.request_tools(self.loaded)
             messages = [*self.history, UserMessage(WRAP_UP)] if wrap else list(self.history)
             request = ChatRequest(agent.system_prompt, messages, list(visible.values()), not wrap)
 
@@ -301,6 +312,7 @@ class Session:
             )
             if calls:
                 await self._run_calls(step, visible)
+                self._load_found(step, visible)
             self._step = None
             self.record("step/end", turn=turn, step=step_number, usage=answer.usage)
             if not calls:
@@ -311,8 +323,10 @@ class Session:
             self.record("tool/call", id=item.id, name=item.name, args=arguments_of(item.arguments))
         runs: list[Run] = []
         for item in step.calls:
-            if item.name not in visible:  # hidden or unknown: never run
+            if item.name not in visible:  # hidden, unknown or not loaded yet: never run
                 message = f"Tool {item.name} not found"
+                if SEARCH_TOOL in visible and item.name in self.agent.visible_tools():
+                    message += f" among the loaded tools; find it with {SEARCH_TOOL} first"
                 step.early[item.id] = ToolResult(
                     item.id,
                     item.name,
@@ -338,6 +352,24 @@ class Session:
                 for run in runs:
                     running.pop(id(run.call), None)
         self._report(step)
+
+    def _load_found(self, step: _Step, offered: dict[str, Any]) -> None:
+        """Load the tools the step's ``search_tools`` calls found that its request did not
+        offer: they are offered from the next request on, for the rest of the session (a
+        ``tools/loaded`` event)."""
+        found: list[str] = []
+        for run in step.runs.values():
+            result = run.result
+            if run.call.name != SEARCH_TOOL or result is None or not result.ok:
+                continue
+            hits = result.result.get("tools") if isinstance(result.result, dict) else None
+            for hit in hits if isinstance(hits, list) else ():
+                name = hit.get("name") if isinstance(hit, dict) else None
+                if isinstance(name, str) and name not in offered and name not in found:
+                    found.append(name)
+        if found:
+            self.loaded.extend(found)
+            self.record("tools/loaded", turn=step.turn, step=step.step, names=found)
 
     def _report(self, step: _Step, why: str = "") -> None:
         """Record a result for every call of the step not reported yet, in model order."""

@@ -23,6 +23,18 @@ def _proxies(ctx: click.Context, param: click.Parameter, values: Any) -> tuple[s
         raise click.BadParameter(str(exc)) from None
 
 
+def mcp_tools_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--mcp-tools``: serve every tool, or search for them (docs/search.md)."""
+    return click.option(
+        "--mcp-tools",
+        type=click.Choice(["all", "search"]),
+        default="all",
+        show_default=True,
+        help="Serve every tool over MCP, or only search_tools, call_tool and the tools "
+        "search.keep keeps (for thousands of tools).",
+    )(func)
+
+
 def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options of serving MCP over HTTP."""
     func = click.option(
@@ -88,6 +100,7 @@ def mcp_options(func: Callable[..., Any]) -> Callable[..., Any]:
     help="Serve the tools over MCP: streamable HTTP at /mcp, stdio, or not at all.",
 )
 @mcp_options
+@mcp_tools_option
 @click.option("--no-web", is_flag=True, help="Do not serve the web console at / (HTTP only).")
 @click.option(
     "--demo",
@@ -107,6 +120,7 @@ def run(
     trusted_proxies: tuple[str, ...],
     sessions_per_client: int | None,
     session_idle: float | None,
+    mcp_tools: str,
     no_web: bool,
     demo: bool,
     **shared: Any,
@@ -127,6 +141,7 @@ def run(
         trusted_proxies=trusted_proxies,
         sessions_per_client=sessions_per_client,
         session_idle=session_idle,
+        mcp_tools=mcp_tools,
     )
     stop_traces = otel.setup()  # OTLP export when the OTEL_* variables ask for it
     try:
@@ -146,8 +161,9 @@ def run(
 @click.command(name="mcp")
 @common
 @click.option("--no-watch", is_flag=True, help="Do not hot-reload on file changes.")
+@mcp_tools_option
 @click.pass_context
-def mcp_command(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
+def mcp_command(ctx: click.Context, /, no_watch: bool, mcp_tools: str, **shared: Any) -> None:
     """Serve the tools over MCP on stdin/stdout (for MCP client configs)."""
     import anyio
 
@@ -157,6 +173,10 @@ def mcp_command(ctx: click.Context, /, no_watch: bool, **shared: Any) -> None:
     host = options.host(watch=not no_watch)
     stop_traces = otel.setup()
     try:
-        anyio.run(partial(serve, host, Serving("stdio"), table=False, debug=options.debug))
+        anyio.run(
+            partial(
+                serve, host, Serving("stdio", mcp_tools=mcp_tools), table=False, debug=options.debug
+            )
+        )
     finally:
         stop_traces()

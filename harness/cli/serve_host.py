@@ -57,6 +57,8 @@ class Serving:
     """MCP sessions one client may hold (``--sessions-per-client``); None: the default."""
     session_idle: float | None = None
     """Seconds an MCP session may idle (``--session-idle``); None: the default."""
+    mcp_tools: str = "all"
+    """``all``, or ``search``: serve ``search_tools``, ``call_tool`` and the kept tools."""
 
     def limits(self) -> HttpLimits:
         """The :class:`~harness.mcp.http.limits.HttpLimits` of these options."""
@@ -125,7 +127,7 @@ async def _serve(
 
                 console = WebConsole(host)
                 console.attach()  # before MCP's: approvals from the page are asked there
-            surface = McpSurface(host.ctx)
+            surface = McpSurface(host.ctx, search=serving.mcp_tools == "search")
             surface.attach()
             async with anyio.create_task_group() as group:
 

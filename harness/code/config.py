@@ -73,7 +73,8 @@ class CodeConfig(pydantic.BaseModel):
     """Python frames deep a program may recurse."""
     workers: int = pydantic.Field(2, ge=1, le=64)
     """Sandbox worker processes: programs running at once (more wait for a worker); a
-    program waiting for an approval holds none."""
+    program waiting for an approval holds none. One more process type-checks the programs
+    (:mod:`.checker`)."""
 
     @pydantic.field_validator("max_memory", mode="before")
     @classmethod

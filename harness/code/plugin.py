@@ -28,13 +28,14 @@ from ..tools.approvals import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.define import ToolDefinition, define_tool
 from ..tools.kernel import timeout_result
+from .checker import Checker
 from .clock import Clock
 from .config import CodeConfig, show_size
 from .names import RESERVED
 from .pool import Pool
 from .program import Program, ProgramFailed
 from .results import CallRecord, blocks, canonical, failure_blocks, plain
-from .stubs import positional, stubs
+from .stubs import callable_name, positional, stubs
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -74,7 +75,10 @@ class CodeTool:
         self.ctx = ctx
         self.config = config
         self.pool = pool
+        self.checker = Checker(config, ctx.start_soon)
         self._stubs: str | None = None
+        self._functions: list[str] = []
+        """The tools that are functions in the stubs (the warm-up snippet names them)."""
         self._dispose: Callable[[], None] | None = None
         self._shown: dict[int, tuple[Any, str, list[CallRecord]]] = {}
         """Values being rendered → (value, program, calls): render gets the value only."""
@@ -121,17 +125,20 @@ class CodeTool:
     def stubs(self) -> str:
         if self._stubs is None:
             tools = self.ctx.tools
-            allowed = [tools.get(n) for n in tools.list() if self.allows(n)]
-            self._stubs = stubs(d for d in allowed if d is not None)
+            allowed = [d for d in map(tools.get, tools.list()) if d and self.allows(d.name)]
+            self._stubs = stubs(allowed)
+            self._functions = [d.name for d in allowed if callable_name(d)]
         return self._stubs
 
     def register(self) -> None:
-        """(Re)register run_code with stubs of the tools allowed now."""
+        """(Re)register run_code with stubs of the tools allowed now, and have a session
+        checked against them made ready."""
         self._stubs = None
         old, self._dispose = self._dispose, None
         if old is not None:
             old()
         self._dispose = self.ctx.tools.register(self.definition())
+        self.checker.prepare(self.stubs(), self._functions)
 
     def changed(self, kind: str, tool: str) -> None:
         if tool != RUN_CODE and self.allows(tool) and self._dispose is not None:
@@ -233,6 +240,7 @@ class CodeTool:
         result: dict[str, Any] | None = None
         try:
             with clock.scope:
+                await self.checker.check(self.stubs(), code)
                 async with self.pool.session(self.stubs()) as session:
                     lookup = partial(self.lookup, known=known)
                     program = Program(session, self.config, inner, lookup, parallel, clock)
@@ -306,6 +314,7 @@ async def apply(ctx: Context, config: CodeConfig) -> None:
     await pool.start()
     ctx.effect(lambda: pool.close)
     tool = CodeTool(ctx, config, pool)
+    ctx.effect(lambda: tool.checker.close)
     ctx.tools.reserve(tool.reserved())
     ctx.on("tools/execute", tool.around)
     ctx.on("tools/change", tool.changed)

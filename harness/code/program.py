@@ -15,7 +15,6 @@ the host and its worker serves other programs until the wait is over
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, TypeVar
@@ -25,6 +24,7 @@ import pydantic_monty as monty
 
 from ..errors import ToolArgsError
 from ..tools.calls import ToolResult
+from .checker import checker_message
 from .clock import Clock
 from .config import CodeConfig, show_size
 from .names import CALL_TOOL, is_free
@@ -103,7 +103,7 @@ class Program:
         if isinstance(exc, ToolArgsError | ProgramFailed):
             return exc
         if isinstance(exc, monty.MontySyntaxError | monty.MontyTypingError):
-            return ToolArgsError(_checker_message(exc))
+            return ToolArgsError(checker_message(exc))
         if isinstance(exc, monty.MontyRuntimeError):
             return ProgramFailed(self._runtime_message(exc))
         if isinstance(exc, monty.MontyCrashedError):
@@ -116,12 +116,17 @@ class Program:
         return exc
 
     def _start(self, code: str) -> Any:
-        return self.session.monty.feed_start(code, print_callback=self.output.write)
+        # Checked already, by the entry's checker (.checker): this session only runs it.
+        return self.session.monty.feed_start(
+            code, print_callback=self.output.write, skip_type_check=True
+        )
 
     async def _answer(self, group: anyio.abc.TaskGroup, snapshot: Any) -> Any:
         step = self.session.step
         if isinstance(snapshot, monty.FunctionSnapshot):
             if snapshot.is_os_function:
+                if snapshot.function_name in _SLEEPS:
+                    return await self._sleep(group, snapshot)
                 return await step(snapshot.resume_not_handled)
             name = str(snapshot.function_name)
             problem: monty.ExternalSettledResult | None = None
@@ -231,6 +236,22 @@ class Program:
         self._settled[call_id] = await self._settle(name, args)
         self._wake.set()
 
+    async def _sleep(self, group: anyio.abc.TaskGroup, snapshot: monty.FunctionSnapshot) -> Any:
+        """``time.sleep`` and ``asyncio.sleep``: the host waits, on the program's clock (a
+        sleep counts against ``timeout``); an async sleep not awaited at once is a future,
+        as a tool call is, so ``asyncio.gather`` overlaps it with calls and other sleeps."""
+        seconds = _seconds(snapshot.args)
+        if _SLEEPS[snapshot.function_name] and not snapshot.allow_eager_await:
+            group.start_soon(self._run_sleep, snapshot.call_id, seconds)
+            return await self.session.step(snapshot.resume, {"future": ...})
+        await anyio.sleep(seconds)
+        return await self.session.step(snapshot.resume, {"return_value": None})
+
+    async def _run_sleep(self, call_id: int, seconds: float) -> None:
+        await anyio.sleep(seconds)
+        self._settled[call_id] = {"return_value": None}
+        self._wake.set()
+
     def _runtime_message(self, exc: monty.MontyRuntimeError) -> str:
         text = exc.display("type-msg")
         config = self.config
@@ -256,22 +277,17 @@ class Program:
         return f"\nOutput before it stopped:\n{printed}"
 
 
-# The checker's notes about its own environment (the Python version it assumed, where it
-# looked for modules, links to its docs, "added as a builtin"): not about the program.
-_CHECKER_NOISE = re.compile(
-    r"^info: (Python \d|make sure your Python environment|Searched in the following paths"
-    r"|  \d+\. |`\w+` was added as a builtin)"
-)
+_SLEEPS = {"system.sleep": False, "time.sleep": False}
+_SLEEPS.update({"system.async_sleep": True, "asyncio.sleep": True})
+"""The OS calls that sleep: name → whether the program awaits it (asyncio.sleep)."""
 
 
-def _checker_message(exc: monty.MontyError) -> str:
-    if isinstance(exc, monty.MontyTypingError):
-        lines = [line for line in exc.display().splitlines() if not _CHECKER_NOISE.match(line)]
-        text = "\n".join(lines).strip()
-        return f"the program does not type-check against the tool stubs:\n{text}"
-    if isinstance(exc, monty.MontySyntaxError):
-        return f"the program is not valid Python:\n{exc.display('traceback')}"
-    return str(exc)
+def _seconds(args: tuple[Any, ...]) -> float:
+    """A sleep's length (Monty passes a float); anything else, negative or NaN is none."""
+    value = args[0] if args else 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if value > 0 else 0.0
 
 
 def _call_tool_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:

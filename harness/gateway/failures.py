@@ -11,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from .caps import cut_reason
 from .config import GatewayConfig
+from .http import Refusal
 
 
 class Unavailable(Exception):
@@ -21,11 +22,14 @@ class TooLarge(Exception):
     """Raised when the server's answer passed its cap and was not read (see :mod:`.caps`)."""
 
 
-def explain(exc: BaseException, config: GatewayConfig, refused: str | None) -> str:
+def explain(
+    exc: BaseException, config: GatewayConfig, refused: str | None, refusal: Refusal | None = None
+) -> str:
     """Why a connection to the server of ``config`` ended with ``exc`` (``refused``: what
-    harness refused to read from it, if anything)."""
+    harness refused to read from it, if anything; ``refusal``: the server's last 401 or
+    403)."""
     if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        return explain(exc.exceptions[0], config, refused)
+        return explain(exc.exceptions[0], config, refused, refusal)
     if isinstance(exc, Unavailable):
         return str(exc)
     if isinstance(exc, FileNotFoundError | PermissionError):
@@ -33,7 +37,13 @@ def explain(exc: BaseException, config: GatewayConfig, refused: str | None) -> s
     if isinstance(exc, httpx2.TransportError):
         return f"cannot reach {config.url}: {transport_error(exc)}"
     if isinstance(exc, httpx2.HTTPStatusError):
+        if exc.response.status_code in (401, 403):
+            status, challenge = exc.response.status_code, exc.response.headers
+            found = Refusal(status, challenge.get("www-authenticate", ""))
+            return unauthorised(found, config) or ""
         return f"{config.url} answered HTTP {exc.response.status_code}"
+    if isinstance(exc, MCPError) and refusal is not None and refusal.status:
+        return unauthorised(refusal, config) or ""
     if isinstance(exc, MCPError):
         cut = cut_reason(exc.error.message)
         if cut is not None:
@@ -45,6 +55,23 @@ def explain(exc: BaseException, config: GatewayConfig, refused: str | None) -> s
             return f"the server closed the connection during the handshake ({started} exited?)"
         return f"the server answered with an error: {exc}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def unauthorised(refusal: Refusal, config: GatewayConfig) -> str | None:
+    """What a 401 or 403 from the server means, and what to do; None for neither."""
+    challenge = f" ({short(refusal.challenge, 300)})" if refusal.challenge else ""
+    if refusal.status == 401:
+        return (
+            f"the server requires authorisation: {config.url} answered HTTP 401{challenge}; "
+            "set the credentials it expects in the entry's headers, e.g. "
+            'headers: {Authorization: "Bearer ${TOKEN}"}'
+        )
+    if refusal.status == 403:
+        return (
+            f"the server refused access: {config.url} answered HTTP 403{challenge}; check the "
+            "credentials in the entry's headers"
+        )
+    return None
 
 
 def transport_error(exc: BaseException) -> str:

@@ -10,12 +10,17 @@ for a JSON body, an ``SSEError`` for an event stream — so the call fails at on
 
 Requests ask for ``Accept-Encoding: identity``; a compressed answer is refused, since its
 size on the wire says nothing about its size once inflated.
+
+:class:`Refusal` keeps the last answer of 401 or 403, with its ``WWW-Authenticate``
+challenge: the SDK turns both into "Server returned an error response", and the messages say
+instead that the server requires authorisation (:mod:`.failures`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -99,3 +104,20 @@ def _method_of(body: bytes) -> str | None:
         return None
     method = message.get("method") if isinstance(message, dict) else None
     return method if isinstance(method, str) else None
+
+
+@dataclass(slots=True)
+class Refusal:
+    """The server's last answer of HTTP 401 or 403 (0 once it answers a request again)."""
+
+    status: int = 0
+    challenge: str = ""
+    """Its ``WWW-Authenticate`` header, as sent."""
+
+    async def hook(self, response: httpx2.Response) -> None:
+        """An ``httpx2`` response hook: note a refusal, forget it on an answer."""
+        if response.status_code in (401, 403):
+            self.status = response.status_code
+            self.challenge = response.headers.get("www-authenticate", "")
+        elif response.status_code < 400 and response.request.method == "POST":
+            self.status = 0

@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from .caps import Caps
 from .config import GatewayConfig
 from .failures import Unavailable, short
-from .http import capping_hook
+from .http import Refusal, capping_hook
 from .preflight import server_cwd, static_problem
 from .stdio import stdio_transport
 
@@ -76,6 +76,8 @@ class Transport:
         self.logger = logger
         self.stderr = StderrTail(logger, label)
         """The server process's stderr (stdio): its last lines, for messages."""
+        self.refusal = Refusal()
+        """The server's last 401 or 403 (HTTP), for messages."""
 
     @asynccontextmanager
     async def open(
@@ -94,7 +96,7 @@ class Transport:
                     httpx2.AsyncClient(
                         headers={"accept-encoding": "identity", **config.headers},
                         timeout=httpx2.Timeout(config.connect_timeout, read=300.0),
-                        event_hooks={"response": [capping_hook(self.caps)]},
+                        event_hooks={"response": [self.refusal.hook, capping_hook(self.caps)]},
                     )
                 )
                 read, write = await stack.enter_async_context(

@@ -32,7 +32,8 @@ from mcp.shared.exceptions import MCPError
 
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
-from .failures import TooLarge, Unavailable, explain, short, transport_error
+from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
+from .stdio import UNREADABLE_CODE
 from .transport import Transport
 from .watch import WatchedStream
 
@@ -114,7 +115,8 @@ class Connection:
             if self.config.command is not None:
                 # The server's last words may still be in its stderr pipe: read them first.
                 await anyio.to_thread.run_sync(self._transport.stderr.done.wait, 5.0)
-            self.failure = self._with_stderr(explain(exc, self.config, self._refused))
+            why = explain(exc, self.config, self._refused, self._transport.refusal)
+            self.failure = self._with_stderr(why)
             self.logger.debug("%s: connection ended", self.label, exc_info=exc)
         finally:
             self.client = None
@@ -185,6 +187,11 @@ class Connection:
             cut = cut_reason(exc.error.message)
             if cut is not None:
                 raise TooLarge(cut) from None
+            if exc.code == UNREADABLE_CODE:
+                raise Unavailable(f"{self.label}: {exc.error.message}") from None
+            refusal = unauthorised(self._transport.refusal, self.config)
+            if refusal is not None:
+                raise Unavailable(f"{self.label}: {refusal}") from None
             if exc.code == types.CONNECTION_CLOSED:
                 await anyio.lowlevel.checkpoint()
                 if self._refused is not None:

@@ -3,7 +3,8 @@
 The revision is a digest of what ``tools/list`` shows (every tool's name, description,
 schemas and annotations, in order), so replicas serving the same config and plugins report
 the same revision and any drift between them shows. It is in every ``tools/list`` result as
-``_meta["harness/revision"]``.
+``_meta["harness/revision"]``. Serving with ``--mcp-tools search`` (``search.mcp: true``) it
+lists ``call_tool``, ``search_tools`` and the kept tools instead of every tool.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import mcp_types as types
 
+from ..tools.finding import CALL_TOOL, CALL_TOOL_DESCRIPTION, CALL_TOOL_SCHEMA, SEARCH_TOOL, kept
 from ..tools.formats import mcp as mcp_schema
 from ..tools.tools_service import ToolsService
 
@@ -34,12 +36,25 @@ class Catalog:
     listing: types.ListToolsResult
     inputs: dict[str, dict[str, Any]]
     revision: str
+    searching: bool = False
+    """Listed for search (``--mcp-tools search``): ``call_tool`` is served."""
 
     @classmethod
-    def of(cls, service: ToolsService) -> Catalog:
+    def of(cls, service: ToolsService, search: bool = False) -> Catalog:
+        """The catalog of every tool, or with ``search`` (``--mcp-tools search``) of
+        ``search_tools``, ``call_tool`` and the tools ``search.keep`` keeps."""
         tools = []
         inputs: dict[str, dict[str, Any]] = {}
-        for name in service.list():
+        names = service.list()
+        if search:
+            keep = kept(names, service.config.search)
+            names = [SEARCH_TOOL, *(name for name in keep if name != SEARCH_TOOL)]
+            tools.append(
+                types.Tool(
+                    name=CALL_TOOL, description=CALL_TOOL_DESCRIPTION, input_schema=CALL_TOOL_SCHEMA
+                )
+            )
+        for name in names:
             definition = service.get(name)
             if definition is None:
                 continue
@@ -60,7 +75,7 @@ class Catalog:
             [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
         )
         listing = types.ListToolsResult(tools=tools, _meta={REVISION_KEY: revision})
-        return cls(service, listing, inputs, revision)
+        return cls(service, listing, inputs, revision, search)
 
 
 def digest(tools: list[dict[str, Any]]) -> str:

@@ -39,6 +39,7 @@ from ..errors import HarnessError
 from ..service import unwrap
 from ..tools.approval import CallSeal
 from ..tools.calls import ToolCall
+from ..tools.finding import CALL_TOOL
 from ..tools.tools_service import ToolsService
 from . import problems
 from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
@@ -76,8 +77,11 @@ class _Server(Server[Any]):
 class McpSurface:
     """The tools of a root context, served over MCP."""
 
-    def __init__(self, root: Context, name: str = "harness") -> None:
+    def __init__(self, root: Context, name: str = "harness", search: bool = False) -> None:
         self.root = root
+        self.search = search
+        """Serve ``search_tools``, ``call_tool`` and the kept tools, not every tool (also
+        when the tools service's ``search.mcp`` is on)."""
         self.bus = InMemorySubscriptionBus()
         self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self._clients: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
@@ -129,7 +133,8 @@ class McpSurface:
         tools = unwrap(self.root.tools)
         catalog = self._catalog
         if catalog is None or catalog.service is not tools:
-            catalog = self._catalog = Catalog.of(tools)
+            searching = self.search or tools.config.search.mcp
+            catalog = self._catalog = Catalog.of(tools, searching)
         return catalog
 
     def attach(self) -> None:
@@ -140,6 +145,8 @@ class McpSurface:
         self.root.on("prompts/change", self._prompts_changed)
         self.root.on("resources/updated", self.changes.updated)
         self.root.on("reload/problems", self._reload_problems)
+        if self.search:
+            self.root.effect(unwrap(self.root.tools).offer_search)
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -184,6 +191,8 @@ class McpSurface:
         this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`);
         ``client`` names its session, which an ``allow_session`` answer covers (a stateless
         2026-07-28 client has none)."""
+        if params.name == CALL_TOOL and self.catalog().searching:
+            params = called(params)
         call = ToolCall(request_id, params.name, params.arguments or {}, client=client)
         # The client's user decides (elicitation), racing the approval object's other
         # answerers (a console page); a client that cannot ask is answered by them alone.
@@ -309,6 +318,17 @@ class McpSurface:
         app = self.http_app(host, token, allow_hosts, limits, throttle=throttle)
         served = wrap(app) if wrap is not None else app
         await serve_app(served, host, port, token, limits, on_ready, trusted_proxies)
+
+
+def called(params: CallParams) -> types.CallToolRequestParams:
+    """A ``call_tool {name, args}`` call as the call of the tool it names: it then runs as a
+    direct call of that tool would (the same pipeline, policy and approval). Arguments that
+    are not a name and an object call a tool no registry holds, which fails as unknown."""
+    arguments = params.arguments or {}
+    name, args = arguments.get("name"), arguments.get("args", {})
+    if not isinstance(name, str) or not isinstance(args, dict):
+        name, args = f"{CALL_TOOL}: give a tool name and an args object", {}
+    return types.CallToolRequestParams(name=name, arguments=args)
 
 
 def tracing_installed() -> bool:

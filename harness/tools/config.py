@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pydantic
 
+from ..search.config import SearchConfig
+
 RELOAD_WAIT = 10.0
 """Default seconds a call waits for a reload transaction that concerns it (see holds)."""
 
@@ -25,3 +27,5 @@ class ToolsConfig(pydantic.BaseModel):
     reload_wait: float = pydantic.Field(RELOAD_WAIT, ge=0, allow_inf_nan=False)
     """Seconds a call waits for a reload of its tool's entry, or of a plugin that checks
     calls, before it is refused (0: refused at once)."""
+    search: SearchConfig = pydantic.Field(default_factory=SearchConfig)
+    """Tool search and deferral (docs/search.md)."""

@@ -22,6 +22,7 @@ from ..service import caller_aware
 from . import formats
 from .config import ToolsConfig
 from .define import ToolDefinition
+from .finding import Finder, Hidden
 from .function import tool as tool_from_function
 from .gates import Gates
 from .holds import Hold, failed_checkers
@@ -50,6 +51,10 @@ class ToolRegistry(Registry[ToolDefinition]):
         self._snapshots: dict[tuple[str, bool], builtins.list[dict[str, Any]]] = {}
         """Frozen schemas per (format, strict), built once per registry change."""
         self._reserved: builtins.list[Reservation] = []
+        self.finder = Finder(
+            lambda: self.config.search, self._gates, ctx.base_dir / ".harness" / "search"
+        )
+        """The search index, following the registry (``search``, :mod:`.finding`)."""
 
     # -- registry ------------------------------------------------------------------------
 
@@ -74,11 +79,13 @@ class ToolRegistry(Registry[ToolDefinition]):
 
     def _added(self, key: str, entry: Entry[ToolDefinition]) -> None:
         self._definitions[key] = entry.definition
+        self.finder.put(entry.definition)
 
     def _removing(self, key: str) -> None:
         for hold in self._gates.holds:  # removed during a reload: its calls wait
             hold.names.add(key)
         del self._definitions[key]
+        self.finder.remove(key)
 
     def tools_of(self, fiber: Fiber) -> builtins.list[str]:
         """The tools registered by ``fiber`` or the plugins below it."""
@@ -166,6 +173,14 @@ class ToolRegistry(Registry[ToolDefinition]):
         owner = caller or self.ctx
         holder = owner.describe()
         dispose: Callable[[], None] = owner.effect(lambda: self._gates.open(key, gated, holder))
+        return dispose
+
+    @caller_aware
+    def hide(self, hidden: Hidden, *, caller: Context | None = None) -> Callable[[], None]:
+        """Leave the tools ``hidden(name)`` is true for out of every search, while the
+        calling plugin is loaded (the bundled policy hides the tools it denies)."""
+        owner = caller or self.ctx
+        dispose: Callable[[], None] = owner.effect(lambda: self.finder.hide(hidden))
         return dispose
 
     # -- reload transactions -------------------------------------------------------------

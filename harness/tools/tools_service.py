@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
+from ..search import Hit
 from ..service import Service
 from . import kernel
 from .approvals import Approvals
 from .calls import ToolCall, ToolResult
 from .config import ToolsConfig
+from .finding import SEARCH_TOOL
 from .many import dispatch
 from .registry import ToolRegistry
 
@@ -47,6 +49,55 @@ class ToolsService(ToolRegistry, Service):
         self._layers = self._bus.layers  # a live view: read on every call, without the lookup
         self.approvals = Approvals(self._emit_approval)
         """The approval object: every ask of every surface is a request here."""
+        self._search_tool: Callable[[], None] | None = None
+        self._offered = 0
+
+    async def start(self) -> None:
+        self.ctx.on("tools/change", self._sync_search_tool)
+        self._sync_search_tool()
+
+    def is_searching(self) -> bool:
+        """Whether ``search_tools`` is offered: ``search.defer: true``, ``search.mcp: true``,
+        or ``defer: auto`` with more tools registered than ``search.threshold``."""
+        search = self.config.search
+        if self._offered or search.mcp or search.defer is True:
+            return True
+        others = len(self._tools) - (SEARCH_TOOL in self._tools)
+        return search.defer == "auto" and others > search.threshold
+
+    def offer_search(self) -> Callable[[], None]:
+        """Offer ``search_tools`` whatever the config says, until the returned undo (an MCP
+        surface serving with ``--mcp-tools search`` does)."""
+        self._offered += 1
+        self._sync_search_tool()
+
+        def undo() -> None:
+            self._offered -= 1
+            self._sync_search_tool()
+
+        return undo
+
+    def _sync_search_tool(self, *args: Any) -> None:
+        if self.ctx.is_disposed:
+            return
+        wanted = self.is_searching()
+        if wanted and self._search_tool is None and SEARCH_TOOL not in self._tools:
+            self._search_tool = self.register(self.finder.search_tool())
+        elif not wanted and self._search_tool is not None:
+            dispose, self._search_tool = self._search_tool, None
+            dispose()
+
+    async def search(
+        self, query: str, limit: int = 10, *, tools: Sequence[str] | None = None
+    ) -> builtins.list[Hit]:
+        """The tools that best match ``query``, best first, at most ``limit`` (1 to 50).
+
+        Only tools the caller may use are found: never one the policy denies (or, while
+        the policy is not loaded, one it gated), nor one outside the globs ``tools`` (an
+        agent's ``tools``). The index follows the registry: a tool registered, reloaded or
+        removed is found or gone at the next search (:mod:`.finding`).
+        """
+        return self.finder.search(query, limit, tools)
 
     def _emit_approval(self, kind: str, fields: dict[str, Any]) -> None:
         if not self.ctx.is_disposed:

@@ -38,6 +38,9 @@ HEAVY = (
     "pluggy",
     "harness.loader.hooks",
     "difflib",
+    "numpy",  # tool search scores with numpy, from the first search on
+    "Stemmer",
+    "bm25s",
 )
 COMMANDS = {
     "tools --json": ["tools", "--json"],
