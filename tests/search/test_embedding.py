@@ -3,6 +3,7 @@ the CPU, the real on-disk cache, and imports that stay lazy."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,8 @@ def test_a_restart_encodes_only_the_texts_that_changed(tmp_path: Path) -> None:
     assert first.encoded == 3
     first.encode(TOOLS)  # the same process asks again: nothing runs
     assert first.encoded == 3
+    first.encode([*TOOLS[:2], "a tool reloaded with a new description"])  # a hot reload
+    assert first.encoded == 4
 
     changed = [*TOOLS[:2], TOOLS[2].replace("stock", "share")]
     restarted = Encoder(tmp_path / "cache")  # a new process: only the disk is shared
@@ -51,6 +54,45 @@ def test_a_restart_encodes_only_the_texts_that_changed(tmp_path: Path) -> None:
     np.testing.assert_array_equal(after[:2], before[:2])
     np.testing.assert_array_equal(after[3], before[2])
     assert not np.array_equal(after[2], before[2])
+
+
+def test_a_broken_cache_is_set_aside_and_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "vectors.sqlite3").write_bytes(b"not a database, whatever wrote it" * 100)
+    encoder = Encoder(cache)
+    with caplog.at_level(logging.WARNING, logger="harness.search"):
+        vectors = encoder.encode(TOOLS)
+    assert vectors.shape == (3, DIMENSIONS)
+    assert encoder.encoded == 3
+    (record,) = caplog.records
+    assert record.getMessage() == (
+        f"search: the vector cache {cache / 'vectors.sqlite3'} cannot be read (file is not a "
+        "database); it is moved to vectors.sqlite3.broken and rebuilt, so this time every "
+        "tool text is encoded anew"
+    )
+    assert (cache / "vectors.sqlite3.broken").read_bytes().startswith(b"not a database")
+    again = Encoder(cache)
+    np.testing.assert_array_equal(again.encode(TOOLS), vectors)
+    assert again.encoded == 0
+
+
+def test_a_cache_that_cannot_be_opened_only_costs_the_cache(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the cache folder's name is taken by a file")
+    encoder = Encoder(blocker)
+    with caplog.at_level(logging.WARNING, logger="harness.search"):
+        assert encoder.encode(TOOLS[:2]).shape == (2, DIMENSIONS)
+    messages = [record.getMessage() for record in caplog.records]
+    assert len(messages) == 2
+    assert messages[0].startswith(f"search: the vector cache {blocker / 'vectors.sqlite3'} ")
+    assert messages[0].endswith("; tool texts are encoded without it")
+    assert messages[1].startswith(f"search: the vector cache in {blocker} cannot be written (")
+    assert messages[1].endswith("so a restart encodes these 2 texts again")
 
 
 def test_without_a_cache_dir_nothing_is_written(tmp_path: Path) -> None:
