@@ -12,7 +12,8 @@ passed; at its end (as TypeScript's writes it) when the line ends. An oversized 
 that answers no pending request is dropped when it is a notification and ends the
 connection otherwise (fail closed: no request waits for its timeout). A
 ``tools/list_changed`` line is recognised without the parse and hand-over every other
-message costs, and handed to the connection's coalesced re-list directly.
+message costs, and handed to the connection's coalesced re-list directly. A line that is not
+JSON-RPC harness can read, and that answers a pending request, fails that request at once.
 
 The process runs in its own session; closing stdin, then SIGTERM and SIGKILL to its group,
 each after 2 s, end it (MCP's shutdown sequence).
@@ -33,12 +34,16 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic
 from anyio.abc import Process
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from .caps import CUT_CODE, Caps, cut_message
 
+UNREADABLE_CODE = -32043
+"""The JSON-RPC error code of an answer harness could not parse (harness's own): a request
+it answers fails at once, saying why (a number of more than 4300 digits, say)."""
 GRACE = 2.0
 """Seconds the server gets after its stdin closes, and again after SIGTERM."""
 CHUNK = 65536
@@ -138,6 +143,12 @@ class Reader:
                 types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             )
         except ValueError as exc:
+            found = _id(_HEAD_ID.match(line[:512]))
+            if found is None:
+                found = _id(_TAIL_ID.search(line[-512:]))
+            if found in self.pending:  # its request fails now, not at its timeout
+                await self._unreadable(found, exc)
+                return True
             item = exc
         if isinstance(item, SessionMessage):
             message = item.message
@@ -185,6 +196,16 @@ class Reader:
     async def _fail(self, found: Any) -> None:
         method = self.pending.pop(found)
         error = types.ErrorData(code=CUT_CODE, message=cut_message(method, self.caps))
+        await self._deliver(
+            SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=found, error=error))
+        )
+
+    async def _unreadable(self, found: Any, exc: ValueError) -> None:
+        method = self.pending.pop(found)
+        errors = exc.errors() if isinstance(exc, pydantic.ValidationError) else []
+        why = str(errors[0]["msg"]) if errors else str(exc).splitlines()[0]
+        message = f"the server's answer to {method} is not JSON harness can read ({why})"
+        error = types.ErrorData(code=UNREADABLE_CODE, message=message)
         await self._deliver(
             SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=found, error=error))
         )

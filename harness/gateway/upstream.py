@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
+from .stdio import UNREADABLE_CODE
 from .transport import Transport
 from .watch import WatchedStream
 
@@ -186,6 +187,8 @@ class Connection:
             cut = cut_reason(exc.error.message)
             if cut is not None:
                 raise TooLarge(cut) from None
+            if exc.code == UNREADABLE_CODE:
+                raise Unavailable(f"{self.label}: {exc.error.message}") from None
             refusal = unauthorised(self._transport.refusal, self.config)
             if refusal is not None:
                 raise Unavailable(f"{self.label}: {refusal}") from None

@@ -4,7 +4,9 @@
 mark the index changed; the next :meth:`SearchIndex.search` rebuilds the ranker once, over
 every document, reusing what the ranker kept of unchanged ones. Registering a tool thus
 costs a dictionary write, however many tools there are, and a burst of registrations (a
-plugin loading, a gateway mounting a server) costs one rebuild.
+plugin loading, a gateway mounting a server) costs one rebuild. A ranker with a model
+builds and scores on a worker thread (:meth:`SearchIndex.take`, ``install`` and ``rank``),
+over a snapshot of the documents, so the event loop never waits on it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ class SearchIndex:
         """Called at the first build: a ranker that needs a model loads it only then."""
         self._ranker: Ranker | None = None
         self._documents: dict[str, Document] = {}
-        self._names: list[str] = []
+        self._built: list[Document] = []
+        """The documents of the last build, in the ranker's order."""
         self._dirty = True
 
     def put(self, document: Document) -> None:
@@ -53,35 +56,57 @@ class SearchIndex:
             self._ranker = self._make()
         return self._ranker
 
+    def take(self) -> list[Document] | None:
+        """The documents to build over when something changed since the last take, else
+        None (a snapshot: :meth:`install` may then run on a worker thread)."""
+        if not self._dirty:
+            return None
+        self._dirty = False
+        return list(self._documents.values())
+
+    def install(self, documents: list[Document]) -> None:
+        """Build the ranker over ``documents`` (from :meth:`take`)."""
+        self.ranker.build(documents)
+        self._built = documents
+
     def build(self) -> None:
         """Rebuild the ranker now if anything changed (search does this by itself)."""
-        if self._dirty:
-            ranker = self.ranker
-            self._names = list(self._documents)
-            ranker.build([self._documents[name] for name in self._names])
-            self._dirty = False
+        documents = self.take()
+        if documents is not None:
+            self.install(documents)
 
-    def search(
-        self, query: str, limit: int = 10, allowed: Callable[[str], bool] | None = None
-    ) -> list[Hit]:
-        """The ``limit`` best matches of ``query`` among the tools ``allowed`` admits, best
-        first; a tool that matches nothing (score 0 or less) is not a hit."""
-        if limit < 1 or not query.strip():
-            return []
-        self.build()
-        if not self._names:
+    def rank(self, query: str) -> list[tuple[Document, float]]:
+        """Every document that matches ``query`` (score above 0), best first, as last built
+        (a worker thread may run this, with :meth:`install`, for a ranker with a model)."""
+        built = self._built
+        if not built or not query.strip():
             return []
         import numpy
 
         scores = self.ranker.scores(query)
         positive = numpy.flatnonzero(scores > 0)
         order = positive[numpy.argsort(-scores[positive], kind="stable")]
-        hits: list[Hit] = []
-        for position in order.tolist():
-            name = self._names[position]
-            if allowed is None or allowed(name):
-                document = self._documents[name]
-                hits.append(Hit(name, document.description, round(float(scores[position]), 4)))
-                if len(hits) == limit:
-                    break
-        return hits
+        return [(built[i], round(float(scores[i]), 4)) for i in order.tolist()]
+
+    def search(
+        self, query: str, limit: int = 10, allowed: Callable[[str], bool] | None = None
+    ) -> list[Hit]:
+        """The ``limit`` best matches of ``query`` among the tools ``allowed`` admits, best
+        first; a tool that matches nothing (score 0 or less) is not a hit."""
+        if limit < 1:
+            return []
+        self.build()
+        return pick(self.rank(query), limit, allowed)
+
+
+def pick(
+    ranked: list[tuple[Document, float]], limit: int, allowed: Callable[[str], bool] | None
+) -> list[Hit]:
+    """The first ``limit`` of ``ranked`` that ``allowed`` admits, as hits."""
+    hits: list[Hit] = []
+    for document, score in ranked:
+        if allowed is None or allowed(document.name):
+            hits.append(Hit(document.name, document.description, score))
+            if len(hits) == limit:
+                break
+    return hits

@@ -20,8 +20,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from ..errors import ToolArgsError
 from ..search import Document, Hit, SearchConfig, SearchIndex, make_ranker
+from ..search.index import pick
 from .define import ToolDefinition, define_tool
 
 if TYPE_CHECKING:
@@ -44,6 +47,7 @@ class Finder:
         self._gates = gates
         self.index = SearchIndex(lambda: make_ranker(config().ranker, cache_dir))
         self.hidden: list[Hidden] = []
+        self._lock = anyio.Lock()
 
     def put(self, definition: ToolDefinition) -> None:
         if definition.name not in (SEARCH_TOOL, CALL_TOOL):
@@ -68,18 +72,35 @@ class Finder:
         return not (self._gates.closed and self._gates.refusal(name) is not None)
 
     def search(self, query: str, limit: int = 10, tools: Sequence[str] | None = None) -> list[Hit]:
-        if not isinstance(query, str):
-            raise TypeError(f"the search query must be a string, got {type(query).__name__}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+        """The hits of ``query`` for a caller limited to ``tools``, ranked on this thread."""
+        check(query, limit)
         return self.index.search(query, limit, lambda name: self.is_visible(name, tools))
+
+    async def search_async(
+        self, query: str, limit: int = 10, tools: Sequence[str] | None = None
+    ) -> list[Hit]:
+        """:meth:`search`, with a ranker that runs a model building and scoring on a worker
+        thread (one search at a time), so the event loop never waits on the model."""
+        if self._config().ranker == "lexical":
+            return self.search(query, limit, tools)
+        check(query, limit)
+        async with self._lock:
+            documents = self.index.take()
+
+            def work() -> list[tuple[Document, float]]:
+                if documents is not None:
+                    self.index.install(documents)
+                return self.index.rank(query)
+
+            ranked = await anyio.to_thread.run_sync(work)
+        return pick(ranked, limit, lambda name: self.is_visible(name, tools))
 
     def search_tool(self) -> ToolDefinition:
         """The registry tool ``search_tools {query, limit}`` over this finder."""
 
-        def execute(args: dict[str, Any]) -> dict[str, Any]:
+        async def execute(args: dict[str, Any]) -> dict[str, Any]:
             try:
-                hits = self.search(args["query"], args.get("limit", 10))
+                hits = await self.search_async(args["query"], args.get("limit", 10))
             except ValueError as exc:
                 raise ToolArgsError(str(exc)) from None
             return {"tools": [hit.to_dict() for hit in hits]}
@@ -123,6 +144,14 @@ class Finder:
             execute=execute,
             annotations={"read_only": True, "idempotent": True, "open_world": False},
         )
+
+
+def check(query: Any, limit: Any) -> None:
+    """Raise ``TypeError`` or ``ValueError`` for a query or limit no search takes."""
+    if not isinstance(query, str):
+        raise TypeError(f"the search query must be a string, got {type(query).__name__}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
 
 
 CALL_TOOL_SCHEMA: dict[str, Any] = {

@@ -97,7 +97,7 @@ class ToolsService(ToolRegistry, Service):
         agent's ``tools``). The index follows the registry: a tool registered, reloaded or
         removed is found or gone at the next search (:mod:`.finding`).
         """
-        return self.finder.search(query, limit, tools)
+        return await self.finder.search_async(query, limit, tools)
 
     def _emit_approval(self, kind: str, fields: dict[str, Any]) -> None:
         if not self.ctx.is_disposed:

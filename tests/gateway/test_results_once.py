@@ -92,3 +92,17 @@ async def test_the_model_reads_the_text_of_a_result_without_a_value(tmp_path: Pa
         assert events[-1]["reason"] == "done"
         [told] = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert told["content"] == "a photo\n[image: image/png]"
+
+
+async def test_an_answer_harness_cannot_read_fails_the_call_at_once(tmp_path: Path) -> None:
+    # pydantic refuses a number of more than 4300 digits; the request used to wait for its
+    # timeout (here 20 s) while the unreadable line was logged as a warning
+    async with Host(write_config(tmp_path, [stdio_entry("up", timeout=20)])) as host:
+        result = await host.tools.execute({"id": "1", "name": "up_long_number", "args": {}})
+        echoed = await host.tools.execute({"id": "2", "name": "up_echo", "args": {"text": "a"}})
+    assert result.code == "tool_error"
+    assert str(result.error).startswith(
+        "MCP server 'up': the server's answer to tools/call is not JSON harness can read "
+        "(Invalid JSON: number out of range at line 1 column "
+    )
+    assert echoed.result == {"result": "upstream says a"}  # the connection goes on

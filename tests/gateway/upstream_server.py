@@ -106,6 +106,11 @@ def photo() -> list[object]:
     ]
 
 
+@server.tool(description="A number of 5001 digits, which Python's JSON readers refuse.")
+def long_number() -> int:
+    return 10**5000
+
+
 @server.tool(description="Add a tool named `added` and announce the change.")
 async def grow(ctx: Context) -> str:
     server.add_tool(lambda: "I was added", name="added", description="Added at run time.")

@@ -134,3 +134,17 @@ async def test_the_index_follows_hot_reload(tmp_path: Path) -> None:
         assert (await host.tools.search("rain forecast"))[0].name == "get_weather"
         assert (await host.tools.search("pizza"))[0].name == "order_pizza"
         assert await host.tools.search("plane seat") == []
+
+
+async def test_while_the_policy_is_not_loaded_what_it_gated_is_not_found(tmp_path: Path) -> None:
+    path = project(tmp_path, CATALOGUE)
+    async with Host(path) as host:
+        assert (await host.tools.search("send email"))[0].name == "send_email"  # asked: found
+        path.write_text(
+            path.read_text().replace("- id: policy\n", "- id: policy\n  enabled: false\n")
+        )
+        await host.reload()  # the policy unloads: its gate stays behind, closed
+        assert [s.state for s in host.status()] == ["active", "disabled"]
+        assert await host.tools.search("send email") == []
+        assert "delete_everything" not in [h.name for h in await host.tools.search("remove all")]
+        assert (await host.tools.search("weather"))[0].name == "get_weather"  # not gated
