@@ -1,5 +1,6 @@
 """The suite's tools that need nothing from the client while they run: text, image, audio,
-an embedded resource, several kinds at once, and one that fails.
+an embedded resource, several kinds at once, one that fails, and one whose parameters are
+a JSON Schema 2020-12 document.
 
 Each returns a value and renders it as the content blocks the suite expects
 (:mod:`harness.tools.render` spells them: ``mime_type``, ``data`` as bytes or base64).
@@ -86,6 +87,37 @@ test_error_handling = define_tool(
 )
 
 
+json_schema_2020_12_tool = define_tool(
+    name="json_schema_2020_12_tool",
+    description="Tool with JSON Schema 2020-12 features",
+    # a parameters mapping with "$schema" is a JSON Schema document, used as written
+    parameters={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": False,
+    },
+    execute=lambda args: f"Received: {json.dumps(args, sort_keys=True)}",
+)
+
+
 def apply(ctx):
     for definition in (
         test_simple_text,
@@ -94,5 +126,6 @@ def apply(ctx):
         test_embedded_resource,
         test_multiple_content_types,
         test_error_handling,
+        json_schema_2020_12_tool,
     ):
         ctx.tools.register(definition)
