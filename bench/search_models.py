@@ -4,14 +4,16 @@ Not a harness benchmark (that is `bench/search.py`): a measurement to choose the
 `search` extra. The tools are the functions of BFCL v4's `simple_python`, `multiple`,
 `live_simple` and `live_multiple` sets, pooled into one registry (duplicates by name merged);
 each question's gold tool is the function its `possible_answer` calls. Every ranker ranks the
-whole pool for every question, so this is retrieval among ~1 300 tools, harder than the 526
+whole pool for every question, so this is retrieval among 1 096 tools, harder than the 526
 tools of a typical harness.
 
     python -m bench.search_models [model ...]
 
-Needs the `search` extra plus `bfcl-eval` (its data only: `pip install --no-deps bfcl-eval`)
-and `bm25s`. Prints recall@5, recall@10 and MRR per ranker, the cold encode rate and the query
-encode time.
+Needs the `search` extra and the `bench` extra's `bfcl-eval` and `bm25s` (`make bench`
+installs them); other candidates (`wordllama`) run when installed. Prints recall@5,
+recall@10 and MRR per ranker (the model over three tool texts, and fused with plain BM25 and
+with harness's lexical ranker by reciprocal rank and by min-max weights), the cold encode rate
+and the query encode time.
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ def wordllama() -> tuple[Callable[[list[str]], np.ndarray], Callable[[str], np.n
 
 
 CANDIDATES: Encoders = {"harness": harness_encoder, "wordllama": wordllama}
+"""Candidates by the name of the module each needs."""
 
 
 def harness_lexical(tools: list[dict[str, Any]], queries: list[str]) -> np.ndarray | None:
@@ -187,7 +190,7 @@ def main_sync(names: list[str]) -> None:
         texts["Document.text"] = lambda t: str(document(t).text)
     for label, scores in lexicals.items():
         report(label, ranks_of(scores, gold))
-    for name in names or list(CANDIDATES):
+    for name in names or [n for n in CANDIDATES if importlib.util.find_spec(n) is not None]:
         encode, encode_query = CANDIDATES[name]()
         start = time.perf_counter()
         qvecs = np.stack([encode_query(q) for q in queries])

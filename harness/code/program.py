@@ -29,7 +29,7 @@ from .clock import Clock
 from .config import CodeConfig, show_size
 from .names import CALL_TOOL, is_free
 from .pool import Session
-from .results import Output, to_json
+from .results import Output, to_json, value_of
 
 Call = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 """Run one inner call through the pipeline: (tool name, arguments) to its result."""
@@ -220,7 +220,7 @@ class Program:
         finally:
             self._slots.release()
         if result.ok:
-            return {"return_value": result.result}
+            return {"return_value": value_of(result)}
         code = result.code or "tool_error"
         return {
             "exc_type": EXCEPTIONS.get(code, "RuntimeError"),

@@ -18,6 +18,19 @@ from ..tools import jsonvalue
 from ..tools.calls import ToolCall, ToolResult
 
 
+def value_of(result: ToolResult) -> Any:
+    """What a program's call of a successful tool returns: its canonical value. A result
+    without one (a mounted tool whose server sent no ``structuredContent``: DESIGN §12) gives
+    the text of its text blocks instead, so a program can read a text-only upstream's answer;
+    a plain ``None`` (rendered ``null``) stays None."""
+    value = result.result
+    if value is None and result.content:
+        texts = [block["text"] for block in result.content if block.get("type") == "text"]
+        if texts and texts != ["null"]:
+            return "\n".join(texts)
+    return value
+
+
 @dataclass(slots=True)
 class CallRecord:
     """One inner call of a program, as people see it."""

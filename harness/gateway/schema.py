@@ -2,8 +2,9 @@
 
 harness's own validator compiles harness's parameter spec language; an upstream server sends
 arbitrary JSON Schema (``$ref``, ``anyOf``, ``pattern``, ``minimum``, ...). Mounted tools are
-therefore checked with the ``jsonschema`` library, with the dialect the schema declares
-(``$schema``; 2020-12 when absent), every violation collected with its path in harness's form
+therefore checked with the ``jsonschema`` library (:mod:`harness.tools.fullschema`, as a
+tool's full-schema parameters are), with the dialect the schema declares (``$schema``;
+2020-12 when absent), every violation collected with its path in harness's form
 (``items[2].name: expected string, got integer``) and the call refused with ``invalid_args``
 before it leaves the host. ``$ref`` resolves only inside the schema itself: a hostile schema
 cannot make harness fetch anything. ``format`` is not asserted (as 2020-12 says by default).
@@ -12,20 +13,10 @@ cannot make harness fetch anything. ``format`` is not asserted (as 2020-12 says 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import SchemaError, ValidationError
-from jsonschema.validators import Draft202012Validator, validator_for
-from referencing import Registry
-from referencing.exceptions import Unresolvable
-
-from ..errors import ToolArgsError
-from ..tools.checks import json_type
-
-MAX_ISSUES = 20
-_REQUIRED = re.compile(r"^'(.*)' is a required property$")
+from ..tools.fullschema import InvalidSchema, schema_checker
 
 
 class UnusableSchema(ValueError):
@@ -77,64 +68,12 @@ def output_schema(raw: Any, limit: int) -> dict[str, Any] | None:
 
 
 def compile_checker(schema: dict[str, Any]) -> Callable[[Any], None]:
-    """A check that raises :class:`ToolArgsError` listing every violation of ``schema``."""
-    cls = validator_for(schema, default=Draft202012Validator)
+    """A check that raises :class:`ToolArgsError` listing every violation of ``schema``
+    (:func:`harness.tools.fullschema.schema_checker`, as a tool's full-schema parameters)."""
     try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        raise UnusableSchema(f"its inputSchema is not valid JSON Schema: {exc.message}") from None
-    validator = cls(schema, registry=Registry())
-
-    def check(args: Any) -> None:
-        if not isinstance(args, dict):
-            raise ToolArgsError(f"expected an object of arguments, got {json_type(args)}")
-        try:
-            errors = list(validator.iter_errors(args))
-        except Unresolvable as exc:
-            raise ToolArgsError(
-                f"the server's input schema has a $ref that does not resolve ({exc})"
-            ) from None
-        if errors:
-            found = sorted(issue for error in errors for issue in _issues(error))
-            issues = [f"{path}: {message}" if path else message for path, message in found]
-            issues = issues[:MAX_ISSUES]
-            raise ToolArgsError("; ".join(issues), issues)
-
-    return check
-
-
-def _issues(error: ValidationError) -> list[tuple[str, str]]:
-    parts = list(error.absolute_path)
-    if error.validator == "required":
-        match = _REQUIRED.match(error.message)
-        if match:
-            return [(_path([*parts, match.group(1)]), "required property is missing")]
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        node = error.schema if isinstance(error.schema, dict) else {}
-        known = set(node.get("properties") or {})
-        patterns = node.get("patternProperties") or {}
-        extras = [key for key in error.instance if key not in known]
-        if extras and not patterns:
-            return [
-                (_path([*parts, key]), "unexpected property (not allowed here)") for key in extras
-            ]
-    return [(_path(parts), _message(error))]
-
-
-def _path(parts: list[Any]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _message(error: ValidationError) -> str:
-    kind = error.validator
-    if kind == "type":
-        expected = error.validator_value
-        shown = " or ".join(expected) if isinstance(expected, list) else str(expected)
-        return f"expected {shown}, got {json_type(error.instance)}"
-    return error.message
+        return schema_checker(schema)
+    except InvalidSchema as exc:
+        raise UnusableSchema(f"its inputSchema is {exc}") from None
 
 
 def bound_description(upstream: str, text: str, limit: int) -> tuple[str, str | None]:

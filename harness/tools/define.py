@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ToolArgsError, ToolDefinitionError
 from .checks import Acceptor, Check, finish_paths, format_issues
+from .fullschema import compile_full, is_full_schema
 from .schema import compile_output, compile_parameters
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -133,6 +134,10 @@ def define_tool(
 ) -> ToolDefinition:
     """Define a tool from a parameter spec; raise ToolDefinitionError when it is malformed.
 
+    ``parameters`` is harness's spec (a property map), or, when it has a ``"$schema"`` key,
+    a JSON Schema 2020-12 document used and validated as written
+    (:mod:`harness.tools.fullschema`).
+
     ``execute(args)`` receives the validated argument dict. ``concurrency_safe`` defaults
     to the ``read_only`` annotation.
     """
@@ -142,8 +147,14 @@ def define_tool(
         raise ToolDefinitionError(f"{where}: description must be a non-empty string")
     if not callable(execute):
         raise ToolDefinitionError(f"{where}: execute must be a function")
+    accepts: Acceptor | None = None
     try:
-        schema, check, accepts = compile_parameters(parameters or {}, "parameters")
+        if parameters is not None and is_full_schema(parameters):
+            schema, full = compile_full(parameters, "parameters")
+            bind = _full_binder(full, execute)
+        else:
+            schema, check, accepts = compile_parameters(parameters or {}, "parameters")
+            bind = _binder(check, execute)
     except ToolDefinitionError as exc:
         raise ToolDefinitionError(f"{where}: {exc}") from None
     output_schema: dict[str, Any] | None = None
@@ -176,7 +187,7 @@ def define_tool(
         timeout=check_timeout(timeout, where),
         concurrency_safe=check_concurrency(concurrency_safe, marks, where),
         annotations=marks,
-        bind=_binder(check, execute),
+        bind=bind,
         accepts=accepts,
         check_output=_output_checker(output_check),
         is_async=inspect.iscoroutinefunction(execute),
@@ -227,6 +238,14 @@ def _binder(check: Check, execute: Callable[..., Any]) -> ArgsBinder:
             found = finish_paths(issues)
             raise ToolArgsError(format_issues(found), [format_issues([issue]) for issue in found])
         # execute bound to args: calling it calls execute(args), a little faster than partial
+        return MethodType(execute, args)
+
+    return bind
+
+
+def _full_binder(check: Callable[[Any], None], execute: Callable[..., Any]) -> ArgsBinder:
+    def bind(args: Any) -> Callable[[], Any]:
+        check(args)  # raises ToolArgsError listing every violation
         return MethodType(execute, args)
 
     return bind

@@ -73,8 +73,11 @@ def qualifies_for_strict(parameters: dict[str, Any]) -> bool:
 
     The root is closed by :func:`openai` itself; nested objects must declare
     ``additionalProperties: false``. Arrays need ``items``; ``oneOf``, ``$ref`` and
-    any-JSON nodes disqualify a tool (it then keeps the plain form).
+    any-JSON nodes disqualify a tool (it then keeps the plain form), and so does parameters
+    written as full JSON Schema (``$schema``), which is sent as written.
     """
+    if "$schema" in parameters:
+        return False
     return _strict_object(parameters, root=True)
 
 

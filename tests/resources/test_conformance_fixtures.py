@@ -1,5 +1,5 @@
-"""The conformance fixture project (``examples/conformance``): its resources, prompts and
-completions answer as the official suite's scenarios expect, in both eras, and its plugins
+"""The conformance fixture project (``examples/conformance``): its resources, prompts,
+completions and tools answer as the official suite's scenarios expect, in both eras, and its plugins
 use harness's public names only. (``python -m tests.conformance -c
 examples/conformance/cordis.yml`` runs the suite itself against it.)"""
 
@@ -121,6 +121,53 @@ async def test_the_suites_prompts(surface: McpSurface, mode: str) -> None:
     assert isinstance(picture, types.ImageContent)
     assert picture.mime_type == "image/png"
     assert words.completion.values == ["paris", "park", "party"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_suites_tools(surface: McpSurface, mode: str) -> None:
+    async with Client(surface.server, mode=mode) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        simple = await client.call_tool("test_simple_text", {})
+        image = await client.call_tool("test_image_content", {})
+        audio = await client.call_tool("test_audio_content", {})
+        embedded = await client.call_tool("test_embedded_resource", {})
+        mixed = await client.call_tool("test_multiple_content_types", {})
+        failed = await client.call_tool("test_error_handling", {})
+    assert {
+        "test_simple_text",
+        "test_image_content",
+        "test_audio_content",
+        "test_embedded_resource",
+        "test_multiple_content_types",
+        "test_error_handling",
+    } <= listed
+    assert simple.content == [
+        types.TextContent(type="text", text="This is a simple text response for testing.")
+    ]
+    picture = image.content[0]
+    assert isinstance(picture, types.ImageContent)
+    assert (picture.mime_type, base64.b64decode(picture.data)[:4]) == ("image/png", b"\x89PNG")
+    sound = audio.content[0]
+    assert isinstance(sound, types.AudioContent)
+    assert (sound.mime_type, base64.b64decode(sound.data)[:4]) == ("audio/wav", b"RIFF")
+    assert embedded.content == [
+        types.EmbeddedResource(
+            type="resource",
+            resource=types.TextResourceContents(
+                uri="test://embedded-resource",
+                mime_type="text/plain",
+                text="This is an embedded resource content.",
+            ),
+        )
+    ]
+    assert [block.type for block in mixed.content] == ["text", "image", "resource"]
+    resource = mixed.content[2]
+    assert isinstance(resource, types.EmbeddedResource)
+    assert json.loads(resource.resource.text) == {"test": "data", "value": 123}  # type: ignore[union-attr]
+    assert failed.is_error
+    assert failed.content == [
+        types.TextContent(type="text", text="This tool intentionally returns an error for testing")
+    ]
 
 
 def test_the_plugins_use_the_public_names_only() -> None:

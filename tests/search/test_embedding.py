@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.search import embedding
 from harness.search.embedding import DIMENSIONS, Encoder, ModelUnavailable
 
 TOOLS = [
@@ -54,6 +55,20 @@ def test_a_restart_encodes_only_the_texts_that_changed(tmp_path: Path) -> None:
     np.testing.assert_array_equal(after[:2], before[:2])
     np.testing.assert_array_equal(after[3], before[2])
     assert not np.array_equal(after[2], before[2])
+
+
+def test_the_cache_keeps_the_newest_vectors_up_to_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedding, "MAX_CACHED", 2)
+    writer = Encoder(tmp_path)
+    for text in TOOLS:  # one at a time: the first is the stalest
+        writer.encode([text])
+    reader = Encoder(tmp_path)
+    reader.encode(TOOLS[1:])
+    assert reader.encoded == 0
+    reader.encode(TOOLS[:1])
+    assert reader.encoded == 1
 
 
 def test_a_broken_cache_is_set_aside_and_rebuilt(
