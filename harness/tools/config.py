@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pydantic
 
+from ..errors import DefinitionError
 from ..search.config import SearchConfig
+from .icons import check_icons
 
 RELOAD_WAIT = 10.0
 """Default seconds a call waits for a reload transaction that concerns it (see holds)."""
@@ -29,3 +33,14 @@ class ToolsConfig(pydantic.BaseModel):
     calls, before it is refused (0: refused at once)."""
     search: SearchConfig = pydantic.Field(default_factory=SearchConfig)
     """Tool search and deferral (docs/search.md)."""
+    server_icons: list[dict[str, Any]] = pydantic.Field(default_factory=list)
+    """The MCP server's icons (``{"src", "mimeType", "sizes", "theme"}``), in
+    ``initialize``'s ``serverInfo`` and ``server/discover``; read when serving starts."""
+
+    @pydantic.field_validator("server_icons")
+    @classmethod
+    def _icons(cls, icons: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        try:
+            return list(check_icons(icons, "server_icons"))
+        except DefinitionError as exc:
+            raise ValueError(str(exc)) from None

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from types import MethodType
 from typing import Any
 
-from ..errors import ToolArgsError, ToolDefinitionError
+from ..errors import DefinitionError, ToolArgsError, ToolDefinitionError
 from .checks import Acceptor, Check, finish_paths, format_issues
 from .fullschema import compile_full, is_full_schema
+from .icons import check_icons
 from .schema import compile_output, compile_parameters
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -102,6 +103,8 @@ class ToolDefinition:
     concurrency_safe: bool | Callable[[Any], bool] = False
     """Whether calls may run alongside others in ``execute_many`` (or a predicate on args)."""
     annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+    icons: tuple[dict[str, Any], ...] = ()
+    """Icons for clients to show, as MCP spells them (``{"src", "mimeType", "sizes"}``)."""
     bind: ArgsBinder = field(default=lambda args: lambda: None, repr=False)
     """Host-only: validate parsed args and return the body's call, or raise ToolArgsError."""
     accepts: Acceptor | None = field(default=None, repr=False)
@@ -131,6 +134,7 @@ def define_tool(
     timeout: float | None = None,
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+    icons: Any = None,
 ) -> ToolDefinition:
     """Define a tool from a parameter spec; raise ToolDefinitionError when it is malformed.
 
@@ -187,6 +191,7 @@ def define_tool(
         timeout=check_timeout(timeout, where),
         concurrency_safe=check_concurrency(concurrency_safe, marks, where),
         annotations=marks,
+        icons=tool_icons(icons, where),
         bind=bind,
         accepts=accepts,
         check_output=_output_checker(output_check),
@@ -200,6 +205,14 @@ def check_name(name: Any) -> None:
         raise ToolDefinitionError(
             f"tool name {name!r} is invalid: use 1 to 64 letters, digits, '_' or '-'"
         )
+
+
+def tool_icons(icons: Any, where: str) -> tuple[dict[str, Any], ...]:
+    """Checked icons (:func:`~harness.tools.icons.check_icons`), refused as a tool's."""
+    try:
+        return check_icons(icons, where)
+    except DefinitionError as exc:
+        raise ToolDefinitionError(str(exc)) from None
 
 
 def check_timeout(timeout: Any, where: str) -> float | None:

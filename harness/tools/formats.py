@@ -34,7 +34,7 @@ def anthropic(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def mcp(tool: ToolDefinition) -> dict[str, Any]:
-    """``{"name", "description", "inputSchema"[, "outputSchema"][, "annotations"]}``.
+    """``{"name", "description", "inputSchema"[, "outputSchema"][, "annotations"][, "icons"]}``.
 
     MCP requires an object output schema, so a non-object canonical value is described
     (and sent as ``structuredContent``) wrapped as ``{"result": value}``.
@@ -50,6 +50,8 @@ def mcp(tool: ToolDefinition) -> dict[str, Any]:
     hints = tool.annotations.to_mcp()
     if hints:
         out["annotations"] = hints
+    if tool.icons:
+        out["icons"] = [dict(icon) for icon in tool.icons]
     return out
 
 

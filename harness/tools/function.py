@@ -35,6 +35,7 @@ from .define import (
     check_concurrency,
     check_name,
     check_timeout,
+    tool_icons,
 )
 
 _SECTION = re.compile(
@@ -58,6 +59,7 @@ def tool(
     timeout: float | None = None,
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+    icons: Any = None,
 ) -> Callable[[Func], ToolDefinition]: ...
 
 
@@ -71,12 +73,13 @@ def tool(
     timeout: float | None = None,
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+    icons: Any = None,
 ) -> ToolDefinition | Callable[[Func], ToolDefinition]:
     """Define a tool from a function: ``@tool`` or ``@tool(name=..., timeout=...)``."""
 
     def build(target: Func) -> ToolDefinition:
         return _from_function(
-            target, name, description, render, timeout, concurrency_safe, annotations
+            target, name, description, render, timeout, concurrency_safe, annotations, icons
         )
 
     return build if func is None else build(func)
@@ -90,6 +93,7 @@ def _from_function(
     timeout: float | None,
     concurrency_safe: bool | Callable[[Any], bool] | None,
     annotations: ToolAnnotations | Mapping[str, Any] | None,
+    icons: Any = None,
 ) -> ToolDefinition:
     if not callable(func):
         raise ToolDefinitionError(f"@tool needs a function, got {type(func).__name__}")
@@ -146,6 +150,7 @@ def _from_function(
         timeout=check_timeout(timeout, where),
         concurrency_safe=check_concurrency(concurrency_safe, marks, where),
         annotations=marks,
+        icons=tool_icons(icons, where),
         bind=partial(_bind_model, validator, func, names, tuple(positional)),
         check_output=check_output,
         is_async=inspect.iscoroutinefunction(func),

@@ -39,6 +39,21 @@ def test_vectors_are_unit_rows_in_order_and_rank_by_meaning(tmp_path: Path) -> N
     assert encoder.encode([]).shape == (0, DIMENSIONS)
 
 
+def test_identifiers_read_as_their_words(tmp_path: Path) -> None:
+    encoder = Encoder(tmp_path)
+    camel, snake, dotted, words = encoder.encode(
+        ["getUserInfo", "get_user_info", "get.user.info", "get User Info"]
+    )
+    for vector in (camel, snake, dotted):
+        np.testing.assert_allclose(vector @ words, 1.0, rtol=1e-4)
+    np.testing.assert_allclose(
+        encoder.encode_query("fetchHTTPServerStatus") @ words,
+        (encoder.encode(["fetch HTTP Server Status"])[0] @ words),
+        rtol=1e-4,
+    )
+    assert encoder.encoded == 5  # each text has its own cache entry
+
+
 def test_a_restart_encodes_only_the_texts_that_changed(tmp_path: Path) -> None:
     first = Encoder(tmp_path / "cache")
     before = first.encode(TOOLS)
