@@ -308,17 +308,22 @@ class AgentService(Service):
         if result is None or scope.cancelled_caught:
             return ToolResult.failure(call, "cancelled", f"Tool {call.name} was cancelled")
         if call.name == SEARCH_TOOL and result.ok and isinstance(result.result, dict):
-            return self._scoped(result)
+            return await self._scoped(call, result)
         return result
 
-    def _scoped(self, result: ToolResult) -> ToolResult:
-        """A ``search_tools`` result with only the tools this agent may call (its ``tools``
-        globs, and in code mode its ``direct`` ones): the others are never shown to it."""
-        visible = self.visible_tools()
-        found = result.result.get("tools")
-        if not isinstance(found, list):
+    async def _scoped(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        """A ``search_tools`` result as this agent may see it: the same search among the
+        tools it may call only (its ``tools`` globs, and in code mode its ``direct`` ones),
+        so the others never reach the model and ``limit`` still counts."""
+        visible = [name for name in self.visible_tools() if name != SEARCH_TOOL]
+        args = call.args if isinstance(call.args, dict) else {}
+        try:  # the arguments passed validation: the search that ran takes them again
+            hits = await self.ctx.tools.search(
+                args.get("query", ""), args.get("limit", 10), tools=visible
+            )
+        except (TypeError, ValueError):
             return result
-        value = {"tools": [hit for hit in found if hit.get("name") in visible]}
+        value = {"tools": [hit.to_dict() for hit in hits]}
         if value == result.result:
             return result
         text = default_text(value)

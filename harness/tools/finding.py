@@ -16,6 +16,7 @@ search (:mod:`harness.search.index`). A search sees only what its caller may use
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,16 +66,27 @@ class Finder:
 
     def is_visible(self, name: str, tools: Sequence[str] | None = None) -> bool:
         """Whether a search by a caller limited to ``tools`` (globs) may show ``name``."""
-        if tools is not None and not any(fnmatch.fnmatchcase(name, glob) for glob in tools):
-            return False
-        if any(hidden(name) for hidden in self.hidden):
-            return False
-        return not (self._gates.closed and self._gates.refusal(name) is not None)
+        return self._visible(tools)(name)
+
+    def _visible(self, tools: Sequence[str] | None) -> Callable[[str], bool]:
+        """``is_visible`` for one search: the globs compiled once into one pattern."""
+        pattern = None
+        if tools is not None:
+            pattern = re.compile("|".join(fnmatch.translate(glob) for glob in tools) or "(?!)")
+
+        def visible(name: str) -> bool:
+            if pattern is not None and pattern.match(name) is None:
+                return False
+            if any(hidden(name) for hidden in self.hidden):
+                return False
+            return not (self._gates.closed and self._gates.refusal(name) is not None)
+
+        return visible
 
     def search(self, query: str, limit: int = 10, tools: Sequence[str] | None = None) -> list[Hit]:
         """The hits of ``query`` for a caller limited to ``tools``, ranked on this thread."""
         check(query, limit)
-        return self.index.search(query, limit, lambda name: self.is_visible(name, tools))
+        return self.index.search(query, limit, self._visible(tools))
 
     async def search_async(
         self, query: str, limit: int = 10, tools: Sequence[str] | None = None
@@ -93,7 +105,7 @@ class Finder:
                 return self.index.rank(query)
 
             ranked = await anyio.to_thread.run_sync(work)
-        return pick(ranked, limit, lambda name: self.is_visible(name, tools))
+        return pick(ranked, limit, self._visible(tools))
 
     def search_tool(self) -> ToolDefinition:
         """The registry tool ``search_tools {query, limit}`` over this finder."""

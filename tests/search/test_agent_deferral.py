@@ -116,3 +116,26 @@ async def test_a_tool_not_found_yet_is_not_callable(tmp_path: Path) -> None:
     assert result["error"] == (
         "Tool get_weather not found among the loaded tools; find it with search_tools first"
     )
+
+
+async def test_the_agent_s_search_fills_its_limit_from_the_tools_it_may_call(
+    tmp_path: Path,
+) -> None:
+    rules = [
+        Rule(
+            Reply.calls(
+                call("search_tools", {"query": "reserve a seat on a plane, weather", "limit": 1})
+            ),
+            user="trip",
+        ),
+        Rule(Reply.say("Found it."), tool="search_tools"),
+    ]
+    with ScriptedServer(rules) as server:
+        async with Host(config(tmp_path, server, {"tools": ["get_*", "search_tools"]})) as host:
+            unscoped = await host.tools.search("reserve a seat on a plane, weather", limit=1)
+            session = host.ctx.agent.session()
+            with anyio.fail_after(30):
+                events = [e async for e in session.send("Plan my trip")]
+    assert [hit.name for hit in unscoped] == ["book_flight"]  # outside the agent's globs
+    result = next(e for e in events if e["type"] == "tool/result")["result"]["result"]
+    assert [hit["name"] for hit in result["tools"]] == ["get_weather"]
