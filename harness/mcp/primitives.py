@@ -3,7 +3,8 @@
 ``resources/list`` and ``resources/templates/list`` list the ``resources`` service,
 ``resources/read`` reads through it (policy included), ``prompts/list`` and ``prompts/get``
 do the same for ``prompts``, and ``completion/complete`` asks either for candidates. The
-listings are built once per registry change. Expected failures are the protocol's errors:
+listings are built once per registry change and served a page at a time (:mod:`.paging`).
+Expected failures are the protocol's errors:
 an unknown URI is -32602 with ``data.uri`` (as SEP-2164 says), an unknown prompt, bad
 arguments or a refused template value -32602, a refusal by the policy :data:`DENIED` with a
 message that begins ``denied:``, and a read or render that failed -32603 with its message.
@@ -21,6 +22,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..errors import AccessDenied, ArgumentsError, ContentError, NotFound
 from ..service import unwrap
+from .paging import page
 from .results import content_block
 
 if TYPE_CHECKING:
@@ -58,6 +60,12 @@ class Primitives:
         }
 
     @property
+    def page_size(self) -> int:
+        """The tools service's ``page_size``: items per page of a list."""
+        size: int = unwrap(self.root.tools).config.page_size
+        return size
+
+    @property
     def resources(self) -> ResourcesService:
         service: ResourcesService = unwrap(self.root.resources)
         return service
@@ -77,7 +85,7 @@ class Primitives:
                 resources=[types.Resource.model_validate(d.to_dict()) for d in _each(service)]
             )
             self._listings["resources/list"] = listing
-        return listing
+        return page(listing, "resources", params, self.page_size)
 
     async def list_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         listing = self._listings.get("resources/templates/list")
@@ -90,7 +98,7 @@ class Primitives:
                 ]
             )
             self._listings["resources/templates/list"] = listing
-        return listing
+        return page(listing, "resource_templates", params, self.page_size)
 
     async def read_resource(
         self, ctx: Any, params: types.ReadResourceRequestParams
@@ -119,7 +127,7 @@ class Primitives:
                 if definition is not None
             ]
             listing = self._listings["prompts/list"] = types.ListPromptsResult(prompts=prompts)
-        return listing
+        return page(listing, "prompts", params, self.page_size)
 
     async def get_prompt(
         self, ctx: Any, params: types.GetPromptRequestParams

@@ -50,6 +50,7 @@ from .hosts import check_bind
 from .http.fast_path import FastCalls, sdk_mirrored
 from .http.limits import HttpLimits
 from .http.transport import serve_app, streamable_app
+from .paging import page
 from .primitives import Primitives
 from .results import to_mcp_result
 
@@ -160,7 +161,7 @@ class McpSurface:
                 self._told.add(connection)
                 found = problems.current(self.root)
                 await problems.reply(ctx, found, self.levels.of(connection))
-        return self.catalog().listing
+        return page(self.catalog().listing, "tools", params, self.tools.config.page_size)
 
     async def _initialized(self, ctx: Any, params: types.NotificationParams) -> None:
         self._remember(ctx)

@@ -33,6 +33,10 @@ class ToolsConfig(pydantic.BaseModel):
     calls, before it is refused (0: refused at once)."""
     search: SearchConfig = pydantic.Field(default_factory=SearchConfig)
     """Tool search and deferral (docs/search.md)."""
+    page_size: int = pydantic.Field(500, ge=1)
+    """At most this many items in one page of an MCP list (``tools/list``,
+    ``resources/list``, ``resources/templates/list``, ``prompts/list``); more follow by
+    cursor."""
     server_icons: list[dict[str, Any]] = pydantic.Field(default_factory=list)
     """The MCP server's icons (``{"src", "mimeType", "sizes", "theme"}``), in
     ``initialize``'s ``serverInfo`` and ``server/discover``; read when serving starts."""
