@@ -11,8 +11,8 @@ over a snapshot of the documents, so the event loop never waits on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .document import Document, Hit
 
@@ -75,18 +75,18 @@ class SearchIndex:
         if documents is not None:
             self.install(documents)
 
-    def rank(self, query: str) -> list[tuple[Document, float]]:
+    def rank(self, query: str) -> Ranked:
         """Every document that matches ``query`` (score above 0), best first, as last built
         (a worker thread may run this, with :meth:`install`, for a ranker with a model)."""
         built = self._built
         if not built or not query.strip():
-            return []
+            return Ranked([], [], [])
         import numpy
 
         scores = self.ranker.scores(query)
         positive = numpy.flatnonzero(scores > 0)
         order = positive[numpy.argsort(-scores[positive], kind="stable")]
-        return [(built[i], round(float(scores[i]), 4)) for i in order.tolist()]
+        return Ranked(built, order.tolist(), scores)
 
     def search(
         self, query: str, limit: int = 10, allowed: Callable[[str], bool] | None = None
@@ -99,13 +99,23 @@ class SearchIndex:
         return pick(self.rank(query), limit, allowed)
 
 
-def pick(
-    ranked: list[tuple[Document, float]], limit: int, allowed: Callable[[str], bool] | None
-) -> list[Hit]:
-    """The first ``limit`` of ``ranked`` that ``allowed`` admits, as hits."""
+class Ranked(NamedTuple):
+    """The matches of one query: positions in ``documents``, best first, and every score."""
+
+    documents: list[Document]
+    order: list[int]
+    scores: Sequence[float] | Any
+
+
+def pick(ranked: Ranked, limit: int, allowed: Callable[[str], bool] | None) -> list[Hit]:
+    """The first ``limit`` matches of ``ranked`` that ``allowed`` admits, as hits (only
+    those are looked at: a search that matches thousands stays cheap)."""
     hits: list[Hit] = []
-    for document, score in ranked:
+    documents, scores = ranked.documents, ranked.scores
+    for position in ranked.order:
+        document = documents[position]
         if allowed is None or allowed(document.name):
+            score = round(float(scores[position]), 4)
             hits.append(Hit(document.name, document.description, score))
             if len(hits) == limit:
                 break

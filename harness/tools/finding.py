@@ -25,7 +25,7 @@ import anyio
 
 from ..errors import ToolArgsError
 from ..search import Document, Hit, SearchConfig, SearchIndex, make_ranker
-from ..search.index import pick
+from ..search.index import Ranked, pick
 from .define import ToolDefinition, define_tool
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class Finder:
         async with self._lock:
             documents = self.index.take()
 
-            def work() -> list[tuple[Document, float]]:
+            def work() -> Ranked:
                 if documents is not None:
                     self.index.install(documents)
                 return self.index.rank(query)
