@@ -2,7 +2,9 @@
 
 watchfiles' RustNotify (``harness.reload.notifier``), the MCP SDK's
 ``ServerSession._connection`` (``harness.mcp.connection_of``), anyio's asyncio scope
-records (``harness.tools.scopes``, a fast path with a public fallback), and Monty's refusal
+records (``harness.tools.scopes``, a fast path with a public fallback), the SDK's
+``StreamableHTTPSessionManager._admit_session`` and its transports' ``_event_store``
+(``harness.mcp.http.resume``: one SSE event store per session), and Monty's refusal
 of a ``del`` statement before anything runs (``harness.code.checker``'s guard). These tests
 exercise them for real, so an upgrade that renames or reshapes one fails here, by name,
 instead of hot reload or list_changed notices quietly stopping, or calls quietly slowing.
@@ -67,6 +69,24 @@ def test_connection_of_fails_loudly_when_the_sdk_changes() -> None:
 
     with pytest.raises(HarnessError, match="no longer holds its Connection as _connection"):
         connection_of(Changed())  # type: ignore[arg-type]
+
+
+def test_each_http_session_gets_its_own_event_store() -> None:
+    from mcp.server.lowlevel.server import Server
+
+    from harness.mcp.http.resume import SessionEvents, resumable
+
+    server: Server[Any] = Server("s")
+    server.streamable_http_app(retry_interval=1000)
+    manager = server.session_manager
+    assert resumable(manager)
+    first, second = manager._admit_session(None), manager._admit_session(None)
+    assert first is not None
+    assert second is not None
+    assert isinstance(first._event_store, SessionEvents)
+    assert isinstance(second._event_store, SessionEvents)
+    assert first._event_store is not second._event_store
+    assert first._retry_interval == 1000  # the public setting reaches the transport
 
 
 ALLOWED_PRIVATE_IMPORTS = {

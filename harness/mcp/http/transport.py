@@ -21,6 +21,7 @@ from ..auth import TokenThrottle, bearer_token, client_key, too_many
 from ..hosts import allowed_hosts, check_bind, url_host
 from .joined_writes import joined_writes_protocol
 from .limits import BodyTimeout, HttpLimits, fastest_protocol, header_timeout_protocol
+from .resume import RETRY_MS, resumable
 from .sessions import SessionsPerClient
 
 
@@ -51,7 +52,9 @@ def streamable_app(
         transport_security=security,
         host=host,
         session_idle_timeout=limits.idle_session,
+        retry_interval=RETRY_MS,
     )
+    resumable(server.session_manager)  # priming events and retry on handshake-era streams
     app = SessionsPerClient(app, limits.sessions_per_client, limits.idle_session)
     if fast is not None:
         app = fast(app, hosts)  # sessionless requests only: after the session count
