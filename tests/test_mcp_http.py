@@ -53,9 +53,9 @@ async def served(
         counts.lists += 1
         return await listing(self, ctx, params)
 
-    def counted_build(service: Any) -> Catalog:
+    def counted_build(service: Any, search: bool = False) -> Catalog:
         counts.builds += 1
-        return building(service)
+        return building(service, search)
 
     monkeypatch.setattr(McpSurface, "_list_tools", counted_list)
     monkeypatch.setattr(Catalog, "of", staticmethod(counted_build))

@@ -32,6 +32,10 @@ _log = logging.getLogger("harness.code")
 T = TypeVar("T")
 
 
+class PoolClosed(RuntimeError):
+    """Raised when a worker is asked of a pool whose entry is unloading."""
+
+
 class Pool:
     """A Monty pool: ``workers`` processes, one program each at a time."""
 
@@ -49,11 +53,22 @@ class Pool:
         self.steps = 0
         """Steps run so far, by every session: each is one hop to a thread and back."""
         self._started = False
+        self._closed = False
+        self._starting = anyio.Lock()
+        """Held while the pool starts or stops: a close waits for a start under way."""
 
     async def start(self) -> None:
-        """Spawn the first worker (``harness:code`` starts the pool with its entry)."""
-        await anyio.to_thread.run_sync(self._monty.__enter__)
-        self._started = True
+        """Spawn the first worker (``harness:code`` starts the pool with its entry).
+
+        Shielded: a start cancelled half-way (its entry unloading) still finishes and is
+        recorded, so that :meth:`close` stops what it spawned.
+        """
+        with anyio.CancelScope(shield=True):
+            async with self._starting:
+                if self._closed:
+                    raise PoolClosed("the code entry is unloading")
+                await anyio.to_thread.run_sync(self._monty.__enter__)
+                self._started = True
 
     async def close(self) -> None:
         """Stop every worker (the entry is unloading, or the host is stopping).
@@ -61,12 +76,14 @@ class Pool:
         A worker still checked out is killed first: Monty's pool returns from its exit at
         once and leaves such a worker running its program until a limit ends it.
         """
+        self._closed = True
         for session in list(self._live):
             session.kill()
-        if self._started:
-            self._started = False
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._monty.__exit__, None, None, None)
+        with anyio.CancelScope(shield=True):
+            async with self._starting:
+                if self._started:
+                    self._started = False
+                    await anyio.to_thread.run_sync(self._monty.__exit__, None, None, None)
 
     def session(self, stubs: str) -> Session:
         """A session for one program, type-checked against ``stubs``."""
@@ -154,6 +171,10 @@ class Session:
         self.killed = False
         self._pid = self.monty.worker_pid
         self._pool._live.add(self)
+        if self._pool._closed:  # closed while this checked out: its worker must not outlive it
+            self.kill()
+            await self._release()
+            raise PoolClosed("the code entry is unloading")
 
     async def _release(self) -> None:
         """Give the worker back to the pool."""
