@@ -8,7 +8,6 @@ installed with Debian's npm into the tests' cache folder (``$HARNESS_TEST_CACHE`
 
 from __future__ import annotations
 
-import fcntl
 import json
 import platform
 import re
@@ -17,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..gateway.system import cache_dir, ensure_debian_packages
+from ..gateway.system import cache_dir, npm_install
 
 SUITE = "@modelcontextprotocol/conformance"
 SUITE_VERSION = "0.2.0-alpha.12"
@@ -48,41 +47,16 @@ def install() -> Suite:
         raise SuiteUnavailable(
             f"the pinned Node.js package {NODE_PACKAGE} is for x86_64, not {platform.machine()}"
         )
-    ensure_debian_packages("nodejs", "npm", commands=("node", "npm"))
     folder = cache_dir() / f"conformance-{SUITE_VERSION}-node-{NODE_VERSION}"
     suite = Suite(
         node=folder / "node_modules" / NODE_PACKAGE / "bin" / "node",
         script=folder / "node_modules" / SUITE / "dist" / "index.js",
     )
-    if suite.node.exists() and suite.script.exists():
-        return suite
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (suite.node.exists() and suite.script.exists()):
-            done = subprocess.run(
-                [
-                    "npm",
-                    "install",
-                    "--prefix",
-                    str(folder),
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    "--engine-strict=false",
-                    f"{NODE_PACKAGE}@{NODE_VERSION}",
-                    f"{SUITE}@{SUITE_VERSION}",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=900,
-                check=False,
-            )
-            if done.returncode != 0 or not (suite.node.exists() and suite.script.exists()):
-                raise SuiteUnavailable(
-                    f"npm install {NODE_PACKAGE}@{NODE_VERSION} {SUITE}@{SUITE_VERSION} failed "
-                    f"({done.stderr.strip()[-800:]}); check that the npm registry is reachable"
-                )
+    npm_install(
+        folder,
+        [f"{NODE_PACKAGE}@{NODE_VERSION}", f"{SUITE}@{SUITE_VERSION}"],
+        [suite.node, suite.script],
+    )
     return suite
 
 
