@@ -158,11 +158,11 @@ def test_cancel_on_the_tools_page(page: Any, listener: Listener) -> None:
 def test_run_code_shows_its_first_paragraph_and_folds_its_stubs(page: Any) -> None:
     region = page.get_by_role("region", name="run_code")
     lead = region.get_by_text("Run a short Python program that calls the tools below")
-    assert lead.is_visible()
+    lead.wait_for()  # visible once the Tools page has rendered (is_visible does not wait)
     stub = region.get_by_text("async def hold(port: int)")
     assert stub.is_hidden()
     region.get_by_text("The tools, as Python stubs (top-level await works)").click()
-    assert stub.is_visible()
+    stub.wait_for()
     assert "monospace" in stub.evaluate("node => getComputedStyle(node).fontFamily")
 
 
@@ -178,11 +178,7 @@ def test_a_programs_calls_show_live_on_the_tools_page(page: Any, listener: Liste
     connection.sendall(b"go")
     result.get_by_role("heading", name="Canonical JSON").wait_for()
     assert "{'word': 'go'}" in result.inner_text()
-    assert (
-        result.get_by_role("article", name="tool call hold")
-        .get_by_text("done", exact=True)
-        .is_visible()
-    )
+    result.get_by_role("article", name="tool call hold").get_by_text("done", exact=True).wait_for()
     connection.close()
 
 
