@@ -11,7 +11,7 @@ import mcp_types as types
 from ..tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
 from ..tools.approvals import unanswerable
 from ..tools.calls import ToolCall
-from ..tools.questions import Answer
+from ..tools.inputs import Answer
 
 _log = logging.getLogger("harness.mcp")
 APPROVAL_KEY = "harness/approval"

@@ -44,12 +44,10 @@ class ToolCall:
     """The client session the call came from outside any agent session (an MCP
     connection's, ``mcp-...``), else None: an ``allow_session`` answer covers that client's
     later calls of the tool. With neither a session nor a client it counts as ``allow_once``."""
-    asker: Any = field(default=None, repr=False, compare=False)
-    """Who answers the call's ``ask``: what its surface passed, ``execute(call,
-    approval=...)``, which the pipeline records here; None: the approval object's
-    answerers. A call made inside this one (a ``run_code`` program's) carries the same
-    asker, session and client, so its question reaches the person who ran the program and
-    nobody else."""
+    context: Any = field(default=None, repr=False, compare=False)
+    """The call's :class:`~harness.tools.call_context.CallContext`: made where the call
+    entered (``CallContext(call, surface, client)`` sets it), else by the kernel when a stage
+    or the body needs one. Listeners read it here."""
 
     @classmethod
     def of(cls, call: ToolCall | Mapping[str, Any]) -> ToolCall:
