@@ -23,7 +23,7 @@ from harness import (
     define_tool,
 )
 from harness.tools import ERROR_CODES
-from harness.tools.approval import Pending
+from harness.tools.approval_contract import Pending
 
 from .conftest import tool_plugin
 
