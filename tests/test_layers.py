@@ -82,6 +82,7 @@ PLANTS = {
         "from",
     ),
     "testing": ("testing/__init__.py", "from harness import tools", "harness.tools", "from"),
+    "demo": ("demo/model.py", "from ..loader import config", "harness.loader.config", "from"),
     "mcp": (
         "mcp/http/fast_path.py",
         "from ...agent import history",

@@ -39,7 +39,7 @@ from .turn_events import TurnEvents
 if TYPE_CHECKING:
     from ..context import Context
     from ..llm.base import LLM
-    from ..tools.approvals import Approvals
+    from ..tools.approval_requests import Approvals
 
 _log = logging.getLogger("harness.agent")
 

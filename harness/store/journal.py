@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 
 from ..tools.calls import ToolCall, ToolResult
-from ..tools.define import ToolDefinition
+from ..tools.definition import ToolDefinition
 from ..tools.kernel import cancelled
 from .database import Database, Row
 

@@ -93,7 +93,7 @@ class Pending:
 
     ``prompt`` is what the person is asked; ``data`` is whatever the surface needs to send the
     question (an MCP elicitation request, say). Neither is interpreted by the pipeline. (Part
-    of the approval contract, :mod:`harness.tools.approval`; defined here for ToolResult.)
+    of the approval contract, :mod:`harness.tools.approval_contract`; defined here for ToolResult.)
     """
 
     prompt: str = ""

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from .calls import ToolCall, ToolResult
-from .define import ToolDefinition
+from .definition import ToolDefinition
 
 
 class Journal(Protocol):

@@ -6,7 +6,7 @@ here; nothing else runs a tool. Read :func:`execute` top to bottom for the whole
 
     entry        a ToolCall; a caller already cancelled starts nothing
     policy       a closed gate, then tools/pre-execute: allow / deny / ask
-    approval     an ask goes to the approval object (harness.tools.approvals), raced
+    approval     an ask goes to the approval object (harness.tools.approval_requests), raced
                  against the asker the surface passed (or a plugin's approval service)
     stage 2      tools/execute wraps the innermost step:
                    validation (the acceptor's quick yes, else bind), deadline, body,
@@ -37,25 +37,25 @@ import anyio
 from ..errors import ToolArgsError
 from ..service import unwrap
 from . import jsonvalue, traces
-from .approval import Approved, Denied, Pending, decide
-from .approvals import Approvals
+from .approval_contract import Approved, Denied, Pending, decide
+from .approval_requests import Approvals
 from .calls import DEFAULT_TEXT, Ask, Deny, ToolCall, ToolResult
+from .cancel_check import caller_cancelled
 from .deadline import Later, running_loop, start
-from .define import OutputMismatch, ToolDefinition, unchecked
+from .definition import OutputMismatch, ToolDefinition, unchecked
 from .journaling import Journal, journal_of
 from .jsonvalue import BIG, is_json
 from .render import RenderError, render
-from .scopes import caller_cancelled
 
 if TYPE_CHECKING:
     from ..context import Context
     from ..events import EventBus
     from .config import ToolsConfig
-    from .gates import Gates
+    from .policy_gates import Gates
 
 
 class Tools(Protocol):
-    """What the kernel reads of the tools service (:mod:`.tools_service`)."""
+    """What the kernel reads of the tools service (:mod:`.service`)."""
 
     ctx: Context
     config: ToolsConfig
@@ -333,7 +333,7 @@ async def ask(
     tools: Tools, call: ToolCall, reason: str, asker: Any = None
 ) -> Approved | Denied | Pending:
     """Ask about ``call``: a plugin's own ``approval`` service when one is loaded and the
-    call has no asker, else the approval object (:mod:`.approvals`), which races the asker
+    call has no asker, else the approval object (:mod:`.approval_requests`), which races the asker
     (the surface's, or the outer call's for an inner call) against every other answerer."""
     if asker is None:
         service = tools.ctx.get("approval")

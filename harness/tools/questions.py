@@ -10,7 +10,7 @@ or it is declined:
 - the call's asker (``ToolCall.asker``), when it has ``question(call, message, schema)``:
   an MCP client's user, asked through elicitation with the form passed on as written. An
   asker without that method cannot ask (``harness call``'s terminal, ``--yes``): declined;
-- else the approval object (:mod:`.approvals`), as a request only a person answers: the
+- else the approval object (:mod:`.approval_requests`), as a request only a person answers: the
   agent session's card or prompt, or a console page with its event stream open. Yes
   accepts the form with its defaults and ``true`` for its yes/no fields
   (:func:`consent_content`); no, or no answer, declines; nothing is remembered. A form that
@@ -23,8 +23,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .approval import Approved
-from .approvals import Approvals
+from .approval_contract import Approved
+from .approval_requests import Approvals
 from .calls import ToolCall
 
 __all__ = ["Answer", "ask", "consent_content"]

@@ -24,7 +24,7 @@ import anyio
 from ..errors import HarnessError
 from ..loader.writeback import set_enabled
 from ..tools import jsonvalue
-from ..tools.approvals import Approvals
+from ..tools.approval_requests import Approvals
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.formats import mcp as mcp_schema
 from ..tools.kernel import cancelled

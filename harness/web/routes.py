@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..errors import ConfigError, HarnessError
 from ..loader.writeback import UnknownEntry
-from ..tools.approvals import DECISIONS
+from ..tools.approval_requests import DECISIONS
 from .console import CallRunning, WebConsole
 from .sessions import session_routes
 

@@ -27,7 +27,7 @@ from harness.store import StoreConfig, StoreService
 from harness.store.journal import digest_of
 from harness.store.sqlite import SqliteDatabase
 from harness.tools import ERROR_CODES
-from harness.tools.approval import Pending
+from harness.tools.approval_contract import Pending
 
 from .conftest import tool_plugin
 

@@ -1,7 +1,7 @@
 """The ``tools`` service: the registry (:mod:`.registry`) and the calls it runs.
 
 ``execute(call)`` is the call kernel (:func:`harness.tools.kernel.execute`: read it for the
-whole pipeline), ``execute_many`` schedules several calls (:mod:`.many`) through it, and
+whole pipeline), ``execute_many`` schedules several calls (:mod:`.execute_many`) through it, and
 ``run(call)`` is the kernel's innermost step alone, for an executor running a call its host
 already decided on. None of them raises: every failure is a :class:`ToolResult` with a
 ``code``.
@@ -19,12 +19,12 @@ import anyio
 from ..search import Hit
 from ..service import Service
 from . import kernel
-from .approvals import Approvals
+from .approval_requests import Approvals
 from .calls import ToolCall, ToolResult
 from .config import ToolsConfig
+from .execute_many import dispatch
 from .finding import SEARCH_TOOL
 from .journaling import Journal
-from .many import dispatch
 from .registry import ToolRegistry
 
 if TYPE_CHECKING:
