@@ -74,6 +74,7 @@ PLANTS = {
         "import_module",
     ),
     "code": ("code/plugin.py", "from ..loader import resolve", "harness.loader.resolve", "from"),
+    "store": ("store/journal.py", "from ..host import Host", "harness.host", "from"),
     "executor": (
         "executor/plugin.py",
         "from ..reload import index",
@@ -81,6 +82,7 @@ PLANTS = {
         "from",
     ),
     "testing": ("testing/__init__.py", "from harness import tools", "harness.tools", "from"),
+    "demo": ("demo/model.py", "from ..loader import config", "harness.loader.config", "from"),
     "mcp": (
         "mcp/http/fast_path.py",
         "from ...agent import history",

@@ -18,7 +18,7 @@ import pytest
 
 from harness import Host, define_tool
 from harness.mcp import Catalog, McpSurface
-from harness.tools.define import ToolDefinition
+from harness.tools.definition import ToolDefinition
 
 ROOT = Path(__file__).resolve().parents[1]
 META = {

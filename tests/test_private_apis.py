@@ -2,7 +2,7 @@
 
 watchfiles' RustNotify (``harness.reload.notifier``), the MCP SDK's
 ``ServerSession._connection`` (``harness.mcp.connection_of``), anyio's asyncio scope
-records (``harness.tools.scopes``, a fast path with a public fallback), the SDK's
+records (``harness.tools.cancel_check``, a fast path with a public fallback), the SDK's
 ``StreamableHTTPSessionManager._admit_session`` and its transports' ``_event_store``
 (``harness.mcp.http.resume``: one SSE event store per session), and Monty's refusal
 of a ``del`` statement before anything runs (``harness.code.checker``'s guard). These tests
@@ -97,10 +97,10 @@ ALLOWED_PRIVATE_IMPORTS = {
 
 
 def test_anyio_scope_records_still_feed_the_fast_cancel_check() -> None:
-    from harness.tools import scopes
+    from harness.tools import cancel_check
 
-    assert scopes.FAST, (
-        "anyio's asyncio backend changed: harness.tools.scopes fell back to "
+    assert cancel_check.FAST, (
+        "anyio's asyncio backend changed: harness.tools.cancel_check fell back to "
         "anyio.current_effective_deadline() on every call; update caller_cancelled()"
     )
 
@@ -112,18 +112,18 @@ async def test_the_running_task_is_read_as_asyncio_reads_it(anyio_backend: str) 
     import asyncio
     import sys
 
-    from harness.tools import scopes
+    from harness.tools import cancel_check
 
     if sys.version_info < (3, 12):
-        assert scopes._TASKS is asyncio.tasks._current_tasks, "asyncio 3.11 changed"  # type: ignore[attr-defined]
+        assert cancel_check._TASKS is asyncio.tasks._current_tasks, "asyncio 3.11 changed"  # type: ignore[attr-defined]
     loop = asyncio.get_running_loop()
     seen: list[bool] = []
 
     async def child() -> None:
         await asyncio.sleep(0)
-        seen.append(scopes._current_task(loop) is asyncio.current_task())
+        seen.append(cancel_check._current_task(loop) is asyncio.current_task())
 
-    assert scopes._current_task(loop) is asyncio.current_task()
+    assert cancel_check._current_task(loop) is asyncio.current_task()
     await asyncio.gather(child(), child())
     async with anyio.create_task_group() as group:
         group.start_soon(child)
@@ -132,8 +132,8 @@ async def test_the_running_task_is_read_as_asyncio_reads_it(anyio_backend: str) 
 
 @pytest.mark.anyio
 async def test_the_fast_cancel_check_agrees_with_anyio(anyio_backend: str) -> None:
+    from harness.tools.cancel_check import caller_cancelled
     from harness.tools.deadline import running_loop
-    from harness.tools.scopes import caller_cancelled
 
     assert caller_cancelled(running_loop()) is False
     with anyio.CancelScope() as scope:

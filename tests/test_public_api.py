@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
+
+import pytest
 
 import harness
 from harness import errors
@@ -17,6 +20,18 @@ def test_all_names_exist_and_nothing_public_is_missing() -> None:
         if not name.startswith("_") and not inspect.ismodule(value)
     }
     assert public == set(harness.__all__)
+
+
+@pytest.mark.parametrize(
+    "package",
+    ["harness", "harness.agent", "harness.cli", "harness.mcp", "harness.testing", "harness.tools"],
+)
+def test_every_name_a_package_exports_imports(package: str) -> None:
+    """A lazy re-export names its home module by string: a renamed module must not leave one
+    pointing nowhere."""
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"{package}.{name}"
 
 
 def test_every_error_derives_from_harness_error() -> None:

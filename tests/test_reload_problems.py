@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from harness import Host
-from harness.loader.problems import Problem
+from harness.loader.config_problems import Problem
 
 from .helpers import HARNESS, tool_plugin, write
 from .test_reload import Reloads, call

@@ -24,9 +24,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolConflict
-from ..tools.approvals import TIMEOUT as APPROVAL_TIMEOUT
+from ..tools.approval_requests import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
-from ..tools.define import ToolDefinition, define_tool
+from ..tools.definition import ToolDefinition, define_tool
 from ..tools.finding import SEARCH_TOOL, kept
 from ..tools.kernel import timeout_result
 from .checker import Checker

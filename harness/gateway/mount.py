@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from ..context import Context
 from ..errors import ContextDisposed, ToolConflict
 from ..tools.call_context import CallContext
-from ..tools.define import ToolAnnotations, ToolDefinition
+from ..tools.definition import ToolAnnotations, ToolDefinition
 from .config import GatewayConfig
 from .elicitation import Elicitations
 from .failures import TooLarge, Unavailable

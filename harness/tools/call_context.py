@@ -128,7 +128,7 @@ class InputApprover:
         self.ctx = ctx
 
     async def request(self, call: ToolCall, reason: str) -> Any:
-        from .approval import Approved, Denied, Pending, prompt
+        from .approval_contract import Approved, Denied, Pending, prompt
 
         message = prompt(call, reason)
         request = AskInput(message, APPROVAL_SCHEMA, approval=True)

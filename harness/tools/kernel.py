@@ -6,7 +6,7 @@ here; nothing else runs a tool. Read :func:`execute` top to bottom for the whole
 
     entry        a ToolCall; a caller already cancelled starts nothing
     policy       a closed gate, then tools/pre-execute: allow / deny / ask
-    approval     an ask goes to the approval object (harness.tools.approvals), raced
+    approval     an ask goes to the approval object (harness.tools.approval_requests), raced
                  against the asker the surface passed (or a plugin's approval service)
     stage 2      tools/execute wraps the innermost step:
                    validation (the acceptor's quick yes, else bind), deadline, body,
@@ -14,8 +14,9 @@ here; nothing else runs a tool. Read :func:`execute` top to bottom for the whole
     stage 3      tools/post-execute may replace the result
     result       tools/result is emitted for every result; execute never raises
 
-One fast branch (nobody listens, no gate closed, the tool exists) runs :func:`innermost`
-at once; the general branch runs every stage that has listeners. :func:`innermost` is
+One fast branch (nobody listens, no gate closed, the tool exists, no journaled key) runs
+:func:`innermost` at once; the general branch runs every stage that has listeners, and a
+keyed call's stage 2 through the call journal (:mod:`.journaling`). :func:`innermost` is
 synchronous as far as it can be: an async body's first step runs at once
 (:func:`~harness.tools.deadline.start`), and a body that returns on it gives its result
 back with nothing left to await.
@@ -36,27 +37,28 @@ import anyio
 from ..errors import ToolArgsError
 from ..service import unwrap
 from . import jsonvalue, traces
-from .approval import Approved, Denied, Pending, decide
-from .approvals import Approvals
+from .approval_contract import Approved, Denied, Pending, decide
+from .approval_requests import Approvals
 from .call_context import ApproverClient, CallContext
 from .calls import DEFAULT_TEXT, Ask, Deny, ToolCall, ToolResult
+from .cancel_check import caller_cancelled
 from .deadline import Later, running_loop, start
-from .define import OutputMismatch, ToolDefinition, unchecked
+from .definition import OutputMismatch, ToolDefinition, unchecked
 from .inputs import InputRequired
+from .journaling import Journal, journal_of
 from .jsonvalue import BIG, is_json
 from .pace import Pace
 from .render import RenderError, render
-from .scopes import caller_cancelled
 
 if TYPE_CHECKING:
     from ..context import Context
     from ..events import EventBus
     from .config import ToolsConfig
-    from .gates import Gates
+    from .policy_gates import Gates
 
 
 class Tools(Protocol):
-    """What the kernel reads of the tools service (:mod:`.tools_service`)."""
+    """What the kernel reads of the tools service (:mod:`.service`)."""
 
     ctx: Context
     config: ToolsConfig
@@ -65,6 +67,7 @@ class Tools(Protocol):
     _gates: Gates
     _definitions: dict[str, ToolDefinition]
     approvals: Approvals
+    journal: Journal | None
 
     async def _reloaded(self, name: str) -> ToolDefinition | None: ...
 
@@ -118,16 +121,17 @@ async def execute(
     denial: ToolResult | None = None
     try:
         tool = tools._definitions.get(call.name)
+        # the call journal (harness.tools.journaling): keyed calls of tools not read_only
+        journal = None if call.key is None else journal_of(tools.journal, tool)
         fast = (
             not gates.engaged
             and tool is not None
+            and journal is None
             and (not layers or STAGES.isdisjoint(layers))  # MCP's listeners are elsewhere
         )
-        if fast:
+        if fast:  # -- the fast branch: no stage has listeners, no gate is closed or held ----
             if ctx is None and tool.takes_context:  # type: ignore[union-attr]
-                CallContext(
-                    call, tools=tools
-                )  # -- the fast branch: no stage has listeners, no gate is closed or held ----
+                CallContext(call, tools=tools)
             ran: ToolResult | Awaitable[ToolResult] = innermost(
                 tool, call, tools.config.timeout, loop
             )
@@ -144,6 +148,8 @@ async def execute(
                     denial = await approve(tools, ctx, decision)
             if denial is not None:
                 ran = denial
+            elif journal is not None and tool is not None:  # stage 2, at most once per key
+                ran = journal.run(call, tool, partial(_stage_2, tools, call))
             else:
                 if "tools/execute" in layers:  # stage 2 wraps the innermost step
                     inner = partial(innermost_async, tools, call)
@@ -228,6 +234,18 @@ async def innermost_async(tools: Tools, call: ToolCall) -> ToolResult:
     ``tools/execute``, and what an executor runs for a call its host decided on."""
     ran = innermost(await current(tools, call), call, tools.config.timeout, running_loop())
     return ran if isinstance(ran, ToolResult) else await ran
+
+
+async def _stage_2(tools: Tools, call: ToolCall) -> ToolResult:
+    """``tools/execute`` around the innermost step (a journaled call's step)."""
+    if "tools/execute" in tools._layers:
+        return _checked(
+            await tools._bus.waterfall(
+                "tools/execute", (call,), partial(innermost_async, tools, call)
+            ),
+            "tools/execute",
+        )
+    return await innermost_async(tools, call)
 
 
 async def current(tools: Tools, call: ToolCall) -> ToolDefinition | None:
@@ -345,8 +363,8 @@ async def approve(tools: Tools, ctx: CallContext, decision: Any) -> ToolResult |
 
 async def ask(tools: Tools, ctx: CallContext, reason: str) -> Approved | Denied | Pending:
     """Ask about ``ctx``'s call: the call's client when it can answer approvals, raced by
-    the approval object (:mod:`.approvals`) against its other answerers; else a plugin's
-    own ``approval`` service when one is loaded, else the approval object alone."""
+    the approval object (:mod:`.approval_requests`) against its other answerers; else a
+    plugin's own ``approval`` service when one is loaded, else the approval object alone."""
     approver = ctx.client.approver(ctx)
     if approver is None:
         service = tools.ctx.get("approval")

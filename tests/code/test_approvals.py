@@ -12,7 +12,7 @@ from mcp import Client
 
 from harness import Host, ToolCall, ToolResult
 from harness.mcp import McpSurface
-from harness.tools.approval import ApprovalAnswer, Approved, Denied
+from harness.tools.approval_contract import ApprovalAnswer, Approved, Denied
 
 from .conftest import project
 

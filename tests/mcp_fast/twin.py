@@ -20,7 +20,7 @@ from harness.mcp import McpSurface
 from harness.mcp.http.fast_path import FastCalls
 from harness.mcp.http.limits import HttpLimits
 from harness.mcp.http.transport import serve_app
-from harness.tools.define import ToolDefinition
+from harness.tools.definition import ToolDefinition
 
 from ..helpers import ALL_ON
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from harness import Ask, Context, Service, ToolCall, ToolResult, define_tool
-from harness.tools.approval import (
+from harness.tools.approval_contract import (
     ApprovalService,
     Approved,
     CallSeal,

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from ...tools.deadline import running_loop
 from ..approval import CallParams
-from ..catalog import Catalog
+from ..tools_list import Catalog
 from .fast_answer import answer
 from .fast_headers import HeaderChecks
 

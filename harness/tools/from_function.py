@@ -28,7 +28,7 @@ from pydantic_core import to_json
 from ..errors import ToolArgsError, ToolDefinitionError
 from ..plugin import format_path
 from .call_context import CallContext
-from .define import (
+from .definition import (
     OutputChecker,
     OutputMismatch,
     ToolAnnotations,

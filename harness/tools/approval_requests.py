@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import anyio
 
 from ..errors import HarnessError
-from .approval import ApprovalScope, Approved, Denied, Pending, decide, show_args
+from .approval_contract import ApprovalScope, Approved, Denied, Pending, decide, show_args
 from .calls import ToolCall
 from .inputs import Answer, AskInput
 

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .openai_server import Fault, Reply, ScriptedServer, call
+from ..testing.openai_server import Fault, Reply, ScriptedServer, call
 
 DEMO_MODEL = "demo model: scripted rules, not a language model"
 HISTORY = re.compile(r"commit|history|\bgit log\b|\blog\b|recent changes|提交|历史|日志", re.I)

@@ -1,4 +1,4 @@
-"""``python -m harness.testing``: serve the demo model (scripted rules, not a language model)
+"""``python -m harness.demo``: serve the demo model (scripted rules, not a language model)
 on 127.0.0.1 until Ctrl-C, and print its URL and the model entry that uses it.
 
 ``--port N`` (default: any free port), ``--project DIR`` (the repository "recent commits"
@@ -14,12 +14,12 @@ import sys
 import threading
 from pathlib import Path
 
-from .demo import DEMO_MODEL, DemoServer
+from .model import DEMO_MODEL, DemoServer
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m harness.testing",
+        prog="python -m harness.demo",
         description=f"Serve the {DEMO_MODEL}, an OpenAI-compatible chat completions server on "
         "127.0.0.1, until Ctrl-C.",
     )

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..loader.problems import Problem, fix_hint
+from ..loader.config_problems import Problem, fix_hint
 
 if TYPE_CHECKING:
     from ..host import EntryStatus

@@ -1,7 +1,7 @@
 """The ``tools`` service: the registry (:mod:`.registry`) and the calls it runs.
 
 ``execute(call)`` is the call kernel (:func:`harness.tools.kernel.execute`: read it for the
-whole pipeline), ``execute_many`` schedules several calls (:mod:`.many`) through it, and
+whole pipeline), ``execute_many`` schedules several calls (:mod:`.execute_many`) through it, and
 ``run(call)`` is the kernel's innermost step alone, for an executor running a call its host
 already decided on. None of them raises: every failure is a :class:`ToolResult` with a
 ``code``.
@@ -19,11 +19,12 @@ import anyio
 from ..search import Hit
 from ..service import Service
 from . import kernel
-from .approvals import Approvals
+from .approval_requests import Approvals
 from .calls import ToolCall, ToolResult
 from .config import ToolsConfig
+from .execute_many import dispatch
 from .finding import SEARCH_TOOL
-from .many import dispatch
+from .journaling import Journal
 from .registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ class ToolsService(ToolRegistry, Service):
         self._layers = self._bus.layers  # a live view: read on every call, without the lookup
         self.approvals = Approvals(self._emit_approval)
         """The approval object: every ask of every surface is a request here."""
+        self.journal: Journal | None = None
+        """The call journal while ``harness:store`` is loaded (:mod:`.journaling`)."""
         self._search_tool: Callable[[], None] | None = None
         self._offered = 0
 

@@ -5,7 +5,7 @@ A plugin that decides which calls may run (the ``policy``) opens a gate with
 apply — its listeners are gone, but the gate stays behind, closed: a call to a tool ``gated``
 names is denied until a plugin opens the gate of the same ``key`` again.
 
-The gates also keep the open reload holds (:mod:`.holds`): during a reload transaction
+The gates also keep the open reload holds (:mod:`.reload_holds`): during a reload transaction
 calls it concerns wait instead. ``engaged`` is the one flag the call path reads: False while
 no gate is closed and no hold is open.
 """
@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable
 
 from .calls import ToolCall, ToolResult
-from .holds import Hold, wait
+from .reload_holds import Hold, wait
 
 _log = logging.getLogger("harness.tools")
 

@@ -21,7 +21,7 @@ import anyio.abc
 
 from ..errors import ToolArgsError
 from .calls import ToolCall, ToolResult
-from .define import ToolDefinition
+from .definition import ToolDefinition
 
 _log = logging.getLogger("harness.tools")
 

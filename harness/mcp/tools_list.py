@@ -18,7 +18,7 @@ import mcp_types as types
 
 from ..tools.finding import CALL_TOOL, CALL_TOOL_DESCRIPTION, CALL_TOOL_SCHEMA, SEARCH_TOOL, kept
 from ..tools.formats import mcp as mcp_schema
-from ..tools.tools_service import ToolsService
+from ..tools.service import ToolsService
 
 REVISION_KEY = "harness/revision"
 HEADER_MARK = "x-mcp-header"

@@ -18,14 +18,14 @@ import anyio
 import pydantic
 
 from ..service import Service, unwrap
-from ..tools.approvals import TIMEOUT, Approvals
+from ..tools.approval_requests import TIMEOUT, Approvals
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import SEARCH_TOOL, kept
 from ..tools.render import default_text
 from .always import allow_tool
-from .catalog import Catalog, any_spoken, check_query, check_title, summary
 from .log import SessionNotFound, SessionStore, check_id, dumps, log_chunks, new_id
 from .session import Session
+from .session_list import Catalog, any_spoken, check_query, check_title, summary
 from .trajectory import trajectory
 
 if TYPE_CHECKING:
