@@ -41,6 +41,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "llm": ("core", "tools"),
     "gateway": ("core", "tools"),
     "code": ("core", "tools"),
+    "store": ("core", "tools"),
     "executor": ("core", "tools", "host"),
     "testing": (),
     "demo": ("testing",),

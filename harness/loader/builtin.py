@@ -33,5 +33,6 @@ BUILTINS: dict[str, Any] = _Builtins(
         "mcp-client": "harness.gateway:plugin",
         "ray-executor": "harness.executor:plugin",
         "code": "harness.code:plugin",
+        "store": "harness.store:StoreService",
     }
 )

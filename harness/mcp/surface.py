@@ -38,7 +38,7 @@ from ..context import Context
 from ..errors import HarnessError
 from ..service import unwrap
 from ..tools.approval_contract import CallSeal
-from ..tools.calls import ToolCall
+from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import CALL_TOOL
 from ..tools.service import ToolsService
 from . import log_messages
@@ -53,6 +53,9 @@ from .paging import page
 from .primitives import Primitives
 from .results import to_mcp_result
 from .tools_list import Catalog
+
+IDEMPOTENCY_KEY = "harness/idempotency-key"
+"""The ``_meta`` key of a ``tools/call`` that names the call in the journal (docs/store.md)."""
 
 
 class _Server(Server[Any]):
@@ -196,6 +199,13 @@ class McpSurface:
         if params.name == CALL_TOOL and self.catalog().searching:
             params = called(params)
         call = ToolCall(request_id, params.name, params.arguments or {}, client=client)
+        meta = getattr(params, "meta", None)  # the fast path's plain params have none
+        if isinstance(meta, dict) and IDEMPOTENCY_KEY in meta:
+            key = meta[IDEMPOTENCY_KEY]
+            if not isinstance(key, str) or not 0 < len(key) <= 200:
+                message = f"_meta[{IDEMPOTENCY_KEY!r}] must be a string of 1 to 200 characters"
+                return to_mcp_result(ToolResult.failure(call, "invalid_args", message))
+            call.key = key  # the call journal's (harness:store)
         # The client's user decides (elicitation), racing the approval object's other
         # answerers (a console page); a client that cannot ask is answered by them alone.
         asks = capabilities is not None and capabilities.elicitation is not None

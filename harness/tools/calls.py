@@ -19,6 +19,7 @@ ErrorCode = Literal[
     "tool_error",
     "invalid_output",
     "internal",
+    "interrupted",
 ]
 ERROR_CODES: tuple[ErrorCode, ...] = get_args(ErrorCode)
 
@@ -44,6 +45,11 @@ class ToolCall:
     """The client session the call came from outside any agent session (an MCP
     connection's, ``mcp-...``), else None: an ``allow_session`` answer covers that client's
     later calls of the tool. With neither a session nor a client it counts as ``allow_once``."""
+    key: str | None = None
+    """The call's idempotency key, else None: with a store loaded (``harness:store``), a
+    keyed call of a tool that is not ``read_only`` is journaled, and a repeat of the key is
+    answered from the journal (an agent's calls: its session and call id; MCP's
+    ``_meta["harness/idempotency-key"]``; the console API's ``Idempotency-Key`` header)."""
     asker: Any = field(default=None, repr=False, compare=False)
     """Who answers the call's ``ask``: what its surface passed, ``execute(call,
     approval=...)``, which the pipeline records here; None: the approval object's
@@ -69,6 +75,7 @@ class ToolCall:
         parent = call.get("parent")
         session = call.get("session")
         client = call.get("client")
+        key = call.get("key")
         return cls(
             id=str(call_id) if call_id is not None else f"call-{next(_call_ids)}",
             name=name,
@@ -76,6 +83,7 @@ class ToolCall:
             parent=None if parent is None else str(parent),
             session=None if session is None else str(session),
             client=None if client is None else str(client),
+            key=None if key is None else str(key),
         )
 
 

@@ -14,8 +14,9 @@ here; nothing else runs a tool. Read :func:`execute` top to bottom for the whole
     stage 3      tools/post-execute may replace the result
     result       tools/result is emitted for every result; execute never raises
 
-One fast branch (nobody listens, no gate closed, the tool exists) runs :func:`innermost`
-at once; the general branch runs every stage that has listeners. :func:`innermost` is
+One fast branch (nobody listens, no gate closed, the tool exists, no journaled key) runs
+:func:`innermost` at once; the general branch runs every stage that has listeners, and a
+keyed call's stage 2 through the call journal (:mod:`.journaling`). :func:`innermost` is
 synchronous as far as it can be: an async body's first step runs at once
 (:func:`~harness.tools.deadline.start`), and a body that returns on it gives its result
 back with nothing left to await.
@@ -42,6 +43,7 @@ from .calls import DEFAULT_TEXT, Ask, Deny, ToolCall, ToolResult
 from .cancel_check import caller_cancelled
 from .deadline import Later, running_loop, start
 from .definition import OutputMismatch, ToolDefinition, unchecked
+from .journaling import Journal, journal_of
 from .jsonvalue import BIG, is_json
 from .render import RenderError, render
 
@@ -62,6 +64,7 @@ class Tools(Protocol):
     _gates: Gates
     _definitions: dict[str, ToolDefinition]
     approvals: Approvals
+    journal: Journal | None
 
     async def _reloaded(self, name: str) -> ToolDefinition | None: ...
 
@@ -108,7 +111,10 @@ async def execute(
     denial: ToolResult | None = None
     try:
         tool = tools._definitions.get(call.name)
+        # the call journal (harness.tools.journaling): keyed calls of tools not read_only
+        journal = None if call.key is None else journal_of(tools.journal, tool)
         fast = not layers and not gates.engaged and tool is not None and approval is None
+        fast = fast and journal is None
         if fast:  # -- the fast branch: no stage has listeners, no gate is closed or held ----
             ran: ToolResult | Awaitable[ToolResult] = innermost(
                 tool, call, tools.config.timeout, loop
@@ -124,6 +130,8 @@ async def execute(
                     denial = await approve(tools, call, decision, approval)
             if denial is not None:
                 ran = denial
+            elif journal is not None and tool is not None:  # stage 2, at most once per key
+                ran = journal.run(call, tool, partial(_stage_2, tools, call))
             else:
                 if "tools/execute" in layers:  # stage 2 wraps the innermost step
                     inner = partial(innermost_async, tools, call)
@@ -200,6 +208,18 @@ async def innermost_async(tools: Tools, call: ToolCall) -> ToolResult:
     ``tools/execute``, and what an executor runs for a call its host decided on."""
     ran = innermost(await current(tools, call), call, tools.config.timeout, running_loop())
     return ran if isinstance(ran, ToolResult) else await ran
+
+
+async def _stage_2(tools: Tools, call: ToolCall) -> ToolResult:
+    """``tools/execute`` around the innermost step (a journaled call's step)."""
+    if "tools/execute" in tools._layers:
+        return _checked(
+            await tools._bus.waterfall(
+                "tools/execute", (call,), partial(innermost_async, tools, call)
+            ),
+            "tools/execute",
+        )
+    return await innermost_async(tools, call)
 
 
 async def current(tools: Tools, call: ToolCall) -> ToolDefinition | None:

@@ -24,6 +24,7 @@ from .calls import ToolCall, ToolResult
 from .config import ToolsConfig
 from .execute_many import dispatch
 from .finding import SEARCH_TOOL
+from .journaling import Journal
 from .registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ class ToolsService(ToolRegistry, Service):
         self._layers = self._bus.layers  # a live view: read on every call, without the lookup
         self.approvals = Approvals(self._emit_approval)
         """The approval object: every ask of every surface is a request here."""
+        self.journal: Journal | None = None
+        """The call journal while ``harness:store`` is loaded (:mod:`.journaling`)."""
         self._search_tool: Callable[[], None] | None = None
         self._offered = 0
 

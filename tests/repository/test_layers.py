@@ -74,6 +74,7 @@ PLANTS = {
         "import_module",
     ),
     "code": ("code/plugin.py", "from ..loader import resolve", "harness.loader.resolve", "from"),
+    "store": ("store/journal.py", "from ..host import Host", "harness.host", "from"),
     "executor": (
         "executor/plugin.py",
         "from ..reload import index",
