@@ -9,7 +9,7 @@ import sys
 import anyio
 
 ALL = [
-    *("events", "tools", "loader", "reload", "reload_http", "mcp", "mcp_http", "web"),
+    *("events", "tools", "context", "loader", "reload", "reload_http", "mcp", "mcp_http", "web"),
     *("gateway", "agent", "sessions"),
     *("code", "code_value", "code_waits", "code_start"),
     "executor",  # last: its Ray cluster would weigh on the others while it runs
