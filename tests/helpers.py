@@ -8,7 +8,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import mcp_types as types
 
 from harness import Host, ToolResult
 
@@ -141,3 +143,22 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
         text=True,
         env=env,
     ).stdout
+
+
+class Elicitor:
+    """The person behind an MCP client, as the client's ``elicitation_callback``: answers
+    every elicitation with ``action`` and ``content`` (accepting, ``{"approve": True}`` unless
+    ``content`` says otherwise) and keeps each request's message, in order, in ``asked``."""
+
+    def __init__(
+        self,
+        action: Literal["accept", "decline", "cancel"] = "accept",
+        content: dict[str, Any] | None = None,
+    ) -> None:
+        self.action = action
+        self.content = {"approve": True} if content is None and action == "accept" else content
+        self.asked: list[str] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        self.asked.append(params.message)
+        return types.ElicitResult(action=self.action, content=self.content)

@@ -363,7 +363,7 @@ def connection_of(session: ServerSession) -> Connection:
     A private attribute of the MCP SDK: handlers get a session made for one request, and
     no public way to its ``Connection``, which outlives the request and is what later
     ``list_changed`` notifications go through (keeping sessions instead would notify a
-    connection once per request it made). ``tests/test_private_apis.py`` fails when the
+    connection once per request it made). ``tests/repository/test_private_apis.py`` fails when the
     SDK changes this; here a change fails loudly rather than silently dropping notices.
     """
     connection = getattr(session, "_connection", None)

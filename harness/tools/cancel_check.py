@@ -11,7 +11,7 @@ So, on asyncio, this module reads anyio's record of the task's cancel scopes dir
 same walk anyio's ``CancelScope._effectively_cancelled`` does (about 0.3 µs). It is the one
 place harness reads anyio's private state. When an anyio release reshapes that state, the
 import check below fails, :func:`caller_cancelled` falls back to the public API (slower, still
-correct), and ``tests/test_private_apis.py`` fails by name so the fast path gets updated.
+correct), and ``tests/repository/test_private_apis.py`` fails by name so the fast path gets updated.
 """
 
 from __future__ import annotations
