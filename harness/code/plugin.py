@@ -268,7 +268,7 @@ class CodeTool:
         tool: str,
         args: dict[str, Any],
     ) -> ToolResult:
-        # the program's asker, session and client: its calls ask whoever it would ask
+        # the program's client, session and parent: its calls ask whoever it would ask
         call = ToolCall(
             f"{parent.id}/{len(records) + 1}",
             tool,
@@ -276,8 +276,9 @@ class CodeTool:
             parent=parent.id,
             session=parent.session,
             client=parent.client,
-            asker=parent.asker,
         )
+        if parent.context is not None:
+            parent.context.child(call)
         record = CallRecord(call)
         records.append(record)
         self.ctx.emit("code/call", call)

@@ -19,7 +19,7 @@ from ..tools.approval_contract import (
 )
 from ..tools.approval_requests import unanswerable
 from ..tools.calls import ToolCall
-from ..tools.questions import Answer
+from ..tools.inputs import Answer
 
 _log = logging.getLogger("harness.mcp")
 APPROVAL_KEY = "harness/approval"

@@ -33,13 +33,17 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
 
 from ..errors import HarnessError
 from .approval_contract import ApprovalScope, Approved, Denied, Pending, decide, show_args
 from .calls import ToolCall
+from .inputs import Answer, AskInput
+
+if TYPE_CHECKING:
+    from .call_context import CallContext
 
 _log = logging.getLogger("harness.approval")
 
@@ -69,8 +73,12 @@ class Request:
     call: ToolCall
     reason: str
     question: bool = False
-    """A running call's question to its person (:mod:`.questions`), not an approval: a yes
-    answers it once and is never remembered."""
+    """A running call's question to its person (``ctx.ask``), not an approval: answered
+    once (:meth:`Approvals.answer` with ``content``), never remembered."""
+    form: dict[str, Any] | None = None
+    """A question's form (a JSON Schema object)."""
+    content: dict[str, Any] | None = None
+    """A question's answer, with an allowing decision."""
     done: anyio.Event = field(default_factory=anyio.Event)
     decision: Decision | None = None
     why: str | None = None
@@ -89,6 +97,7 @@ class Request:
         }
         if self.question:
             fields["question"] = True
+            fields["form"] = self.form
         return fields
 
 
@@ -152,7 +161,13 @@ class Approvals:
         return isinstance(await self.decide(call, reason), Approved)
 
     async def decide(
-        self, call: ToolCall, reason: str, asker: Any = None, *, question: bool = False
+        self,
+        call: ToolCall,
+        reason: str,
+        asker: Any = None,
+        *,
+        question: bool = False,
+        form: dict[str, Any] | None = None,
     ) -> Approved | Denied | Pending:
         """The answer to ``call``'s ask: the first of :meth:`answer`, ``asker`` (an object
         with ``request(call, reason)``, the call's own surface) and the timeout. With
@@ -168,7 +183,7 @@ class Approvals:
             return Denied(
                 unanswerable(call, "the caller cannot ask a person and no console page is open")
             )
-        request = Request(secrets.token_urlsafe(16), call, reason, question)
+        request = Request(secrets.token_urlsafe(16), call, reason, question, form)
         self._open[request.id] = request
         fields = request.to_dict()
         del fields["display"]
@@ -214,7 +229,42 @@ class Approvals:
             return Denied(
                 f"denied by the user: {request.why}" if request.why else "denied by the user"
             )
+        if request.question:
+            return Answered(content=request.content)
         return Approved(_SCOPES[request.decision])
+
+    async def question(self, ctx: CallContext, request: AskInput) -> Answer:
+        """A running call's question (``ctx.ask``) as a request only a person answers: the
+        agent session's card or prompt, or a console page with its event stream open. It is
+        listed and announced like an approval, with ``question: true`` and its ``form``;
+        :meth:`answer` with ``content`` fills the form in (``deny`` declines; a yes without
+        content accepts the form's defaults and ``true`` for its yes/no fields, when that is
+        a complete answer). Nothing remembered answers it; nobody there: ``cancel``."""
+        call = ctx.call
+        if call.session is None and not self._attached:
+            return Answer(
+                "cancel",
+                reason=f"nobody can answer tool {call.name}'s question: "
+                "the caller cannot be asked and no console page is open",
+            )
+        shown = ToolCall(
+            call.id,
+            call.name,
+            {"message": request.message, "requested": request.schema, "call": call.args},
+            parent=call.parent,
+            session=call.session,
+            client=call.client,
+        )
+        reason = f"tool {call.name} asks: {request.message}"
+        decided = await self.decide(shown, reason, question=True, form=request.schema)
+        if isinstance(decided, Approved):
+            content = decided_content(decided, request.schema)
+            if content is not None:
+                return Answer("accept", content)
+            return Answer("decline", reason="the form needs typed input and none was given")
+        if isinstance(decided, Denied) and decided.reason and "no answer within" in decided.reason:
+            return Answer("cancel", reason=decided.reason)
+        return Answer("decline")
 
     def pending(self) -> list[dict[str, Any]]:
         """The open requests, oldest first: ``{id, call_id, session, name, args, reason,
@@ -228,17 +278,27 @@ class Approvals:
         request = self._open.get(id)
         return None if request is None else request.call
 
-    def answer(self, id: str, decision: str, reason: str | None = None) -> None:
-        """Answer one open request, from anywhere (console, terminal, Python): the same call."""
+    def answer(
+        self,
+        id: str,
+        decision: str,
+        reason: str | None = None,
+        content: dict[str, Any] | None = None,
+    ) -> None:
+        """Answer one open request, from anywhere (console, terminal, Python): the same call.
+        ``content`` fills in a question's form (with an allowing decision)."""
         request = self._open.get(id) if isinstance(id, str) else None
         if request is None or request.done.is_set():
             raise ApprovalError(f"no open approval request {id!r} (answered, expired or unknown)")
         if decision not in DECISIONS:
             raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
+        if content is not None and not isinstance(content, dict):
+            raise ApprovalError("a question's content must be an object (the form's values)")
         name = request.call.name
         decided: Decision = decision
         if request.question:  # a question's yes is this answer only
             decided = "deny" if decision == "deny" else "allow_once"
+            request.content = content
         elif decision == "allow_always":
             if self.always is not None:
                 self.always(name)  # may raise (the policy file): the request stays open
@@ -288,6 +348,40 @@ class Approvals:
                 "reason": why,
             },
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Answered(Approved):
+    """A question answered yes, with the form's values when the person gave them."""
+
+    content: dict[str, Any] | None = None
+
+
+def decided_content(decided: Approved, form: dict[str, Any]) -> dict[str, Any] | None:
+    """A question's accepted content: what the person filled in, else the form's consent
+    defaults (:func:`consent_content`)."""
+    given = decided.content if isinstance(decided, Answered) else None
+    return given if given is not None else consent_content(form)
+
+
+def consent_content(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer to a form when a person says yes: defaults, and ``true`` for yes/no fields.
+
+    None when the form asks for something only a person could type (a required field that
+    has no default and is not a boolean).
+    """
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    content: dict[str, Any] = {}
+    for key, node in properties.items():
+        node = node if isinstance(node, dict) else {}
+        if "default" in node:
+            content[key] = node["default"]
+        elif node.get("type") == "boolean":
+            content[key] = True
+        elif key in required:
+            return None
+    return content
 
 
 def unanswerable(call: ToolCall, why: str) -> str:

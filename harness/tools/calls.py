@@ -50,12 +50,10 @@ class ToolCall:
     keyed call of a tool that is not ``read_only`` is journaled, and a repeat of the key is
     answered from the journal (an agent's calls: its session and call id; MCP's
     ``_meta["harness/idempotency-key"]``; the console API's ``Idempotency-Key`` header)."""
-    asker: Any = field(default=None, repr=False, compare=False)
-    """Who answers the call's ``ask``: what its surface passed, ``execute(call,
-    approval=...)``, which the pipeline records here; None: the approval object's
-    answerers. A call made inside this one (a ``run_code`` program's) carries the same
-    asker, session and client, so its question reaches the person who ran the program and
-    nobody else."""
+    context: Any = field(default=None, repr=False, compare=False)
+    """The call's :class:`~harness.tools.call_context.CallContext`: made where the call
+    entered (``CallContext(call, surface, client)`` sets it), else by the kernel when a stage
+    or the body needs one. Listeners read it here."""
 
     @classmethod
     def of(cls, call: ToolCall | Mapping[str, Any]) -> ToolCall:

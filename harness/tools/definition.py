@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import MethodType
 from typing import Any
 
@@ -78,7 +79,7 @@ def unchecked(value: Any) -> Any:
 
 
 ArgsBinder = Callable[..., Callable[[], Any]]
-"""``bind(args)``, or ``bind(args, call)`` for a tool that ``takes_call``."""
+"""``bind(args)``, or ``bind(args, ctx)`` for a tool that ``takes_context``."""
 OutputChecker = Callable[[Any], Any]
 
 
@@ -99,7 +100,10 @@ class ToolDefinition:
     render: Callable[[Any], Any] | None = None
     """Canonical value → content blocks; None renders the value as text."""
     timeout: float | None = None
-    """Seconds; None uses the tools service default."""
+    """Seconds in all (``total``); None uses the tools service default."""
+    idle: float | None = None
+    """Seconds without progress (``ctx.progress``) after which the call times out; None: no
+    such limit. Only a tool that takes a context can report progress."""
     concurrency_safe: bool | Callable[[Any], bool] = False
     """Whether calls may run alongside others in ``execute_many`` (or a predicate on args)."""
     annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
@@ -114,10 +118,9 @@ class ToolDefinition:
     """Host-only: validate the body's value and return the canonical value, or raise."""
     is_async: bool = False
     """Host-only: the body is a coroutine function."""
-    takes_call: bool = False
-    """Host-only: the pipeline binds with ``bind(args, call)``, handing the body the running
-    :class:`~harness.tools.calls.ToolCall` (its session, client and asker: a mounted tool
-    passes its upstream's questions to the caller's person). Such a tool has no acceptor."""
+    takes_context: bool = False
+    """Host-only: the body receives the call's :class:`~harness.tools.call_context.CallContext`
+    (``bind(args, ctx)``; ``execute(args, ctx)`` after the acceptor's yes)."""
 
 
 class OutputMismatch(ValueError):
@@ -131,7 +134,7 @@ def define_tool(
     execute: Callable[..., Any],
     parameters: Mapping[str, Any] | None = None,
     output: Mapping[str, Any] | None = None,
-    timeout: float | None = None,
+    timeout: float | Mapping[str, float] | None = None,
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
@@ -142,8 +145,10 @@ def define_tool(
     a JSON Schema 2020-12 document used and validated as written
     (:mod:`harness.tools.fullschema`).
 
-    ``execute(args)`` receives the validated argument dict. ``concurrency_safe`` defaults
-    to the ``read_only`` annotation.
+    ``execute(args)`` receives the validated argument dict; an ``execute`` with two
+    positional parameters that have no default is called ``execute(args, ctx)`` with the
+    call's :class:`~harness.tools.call_context.CallContext`. ``timeout`` is seconds or
+    ``{"total": s, "idle": s}``. ``concurrency_safe`` defaults to the ``read_only`` annotation.
     """
     check_name(name)
     where = f"tool {name!r}"
@@ -152,13 +157,14 @@ def define_tool(
     if not callable(execute):
         raise ToolDefinitionError(f"{where}: execute must be a function")
     accepts: Acceptor | None = None
+    takes_context = wants_context(execute)
     try:
         if parameters is not None and is_full_schema(parameters):
             schema, full = compile_full(parameters, "parameters")
-            bind = _full_binder(full, execute)
+            bind = _full_binder(full, execute, takes_context)
         else:
             schema, check, accepts = compile_parameters(parameters or {}, "parameters")
-            bind = _binder(check, execute)
+            bind = _binder(check, execute, takes_context)
     except ToolDefinitionError as exc:
         raise ToolDefinitionError(f"{where}: {exc}") from None
     output_schema: dict[str, Any] | None = None
@@ -181,6 +187,7 @@ def define_tool(
         if renderer is not None and not callable(renderer):
             raise ToolDefinitionError(f"{where}: output.render must be a function")
     marks = ToolAnnotations.of(annotations, name)
+    total, idle = check_timeouts(timeout, where)
     return ToolDefinition(
         name=name,
         description=description.strip(),
@@ -188,7 +195,9 @@ def define_tool(
         execute=execute,
         output_schema=output_schema,
         render=renderer,
-        timeout=check_timeout(timeout, where),
+        timeout=total,
+        idle=idle,
+        takes_context=takes_context,
         concurrency_safe=check_concurrency(concurrency_safe, marks, where),
         annotations=marks,
         icons=tool_icons(icons, where),
@@ -232,6 +241,37 @@ def check_timeout(timeout: Any, where: str) -> float | None:
     return float(timeout)
 
 
+def check_timeouts(timeout: Any, where: str) -> tuple[float | None, float | None]:
+    """``(total, idle)`` from seconds, None, or ``{"total": s, "idle": s}`` (either may be
+    left out)."""
+    if not isinstance(timeout, Mapping):
+        return check_timeout(timeout, where), None
+    unknown = set(timeout) - {"total", "idle"}
+    if unknown:
+        raise ToolDefinitionError(
+            f"{where}: timeout has unknown keys {sorted(map(str, unknown))}; use total and idle"
+        )
+    return (
+        check_timeout(timeout.get("total"), f"{where}: timeout.total"),
+        check_timeout(timeout.get("idle"), f"{where}: timeout.idle"),
+    )
+
+
+def wants_context(execute: Callable[..., Any]) -> bool:
+    """Whether ``execute`` takes ``(args, ctx)``: two positional parameters without defaults
+    (so ``lambda args, i=i: ...`` still gets ``args`` alone)."""
+    try:
+        parameters = inspect.signature(execute).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    return len(positional) == 2
+
+
 def check_concurrency(value: Any, marks: ToolAnnotations, where: str) -> bool | Callable[..., bool]:
     """A bool or a predicate; None defaults to the ``read_only`` annotation."""
     if value is None:
@@ -244,22 +284,26 @@ def check_concurrency(value: Any, marks: ToolAnnotations, where: str) -> bool | 
     raise ToolDefinitionError(f"{where}: concurrency_safe must be a bool or a function of args")
 
 
-def _binder(check: Check, execute: Callable[..., Any]) -> ArgsBinder:
-    def bind(args: Any) -> Callable[[], Any]:
+def _binder(check: Check, execute: Callable[..., Any], takes_context: bool) -> ArgsBinder:
+    def bind(args: Any, ctx: Any = None) -> Callable[[], Any]:
         issues = check(args)
         if issues:
             found = finish_paths(issues)
             raise ToolArgsError(format_issues(found), [format_issues([issue]) for issue in found])
+        if takes_context:
+            return partial(execute, args, ctx)
         # execute bound to args: calling it calls execute(args), a little faster than partial
         return MethodType(execute, args)
 
     return bind
 
 
-def _full_binder(check: Callable[[Any], None], execute: Callable[..., Any]) -> ArgsBinder:
-    def bind(args: Any) -> Callable[[], Any]:
+def _full_binder(
+    check: Callable[[Any], None], execute: Callable[..., Any], takes_context: bool
+) -> ArgsBinder:
+    def bind(args: Any, ctx: Any = None) -> Callable[[], Any]:
         check(args)  # raises ToolArgsError listing every violation
-        return MethodType(execute, args)
+        return partial(execute, args, ctx) if takes_context else MethodType(execute, args)
 
     return bind
 

@@ -27,6 +27,7 @@ from pydantic_core import to_json
 
 from ..errors import ToolArgsError, ToolDefinitionError
 from ..plugin import format_path
+from .call_context import CallContext
 from .definition import (
     OutputChecker,
     OutputMismatch,
@@ -34,7 +35,7 @@ from .definition import (
     ToolDefinition,
     check_concurrency,
     check_name,
-    check_timeout,
+    check_timeouts,
     tool_icons,
 )
 
@@ -56,7 +57,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     render: Callable[[Any], Any] | None = None,
-    timeout: float | None = None,
+    timeout: float | Mapping[str, float] | None = None,
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
@@ -70,7 +71,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     render: Callable[[Any], Any] | None = None,
-    timeout: float | None = None,
+    timeout: float | Mapping[str, float] | None = None,
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
@@ -90,7 +91,7 @@ def _from_function(
     name: str | None,
     description: str | None,
     render: Callable[[Any], Any] | None,
-    timeout: float | None,
+    timeout: float | Mapping[str, float] | None,
     concurrency_safe: bool | Callable[[Any], bool] | None,
     annotations: ToolAnnotations | Mapping[str, Any] | None,
     icons: Any = None,
@@ -112,7 +113,15 @@ def _from_function(
         raise ToolDefinitionError(f"{where}: cannot read its type hints: {exc}") from exc
     fields: dict[str, Any] = {}
     positional: list[str] = []
+    context_name: str | None = None
     for param in inspect.signature(func).parameters.values():
+        if _is_context(hints.get(param.name)):
+            if param.kind is param.POSITIONAL_ONLY:
+                raise ToolDefinitionError(
+                    f"{where}: the CallContext parameter cannot be positional-only"
+                )
+            context_name = param.name  # given the call's context; not in the schema
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(
                 f"{where}: *{param.name} parameters cannot be described to a model; "
@@ -140,6 +149,7 @@ def _from_function(
     marks = ToolAnnotations.of(annotations, tool_name)
     validator = model.__pydantic_validator__
     names = tuple(fields)
+    total, idle = check_timeouts(timeout, where)
     return ToolDefinition(
         name=tool_name,
         description=text,
@@ -147,18 +157,26 @@ def _from_function(
         execute=func,
         output_schema=output_schema,
         render=render,
-        timeout=check_timeout(timeout, where),
+        timeout=total,
+        idle=idle,
+        takes_context=context_name is not None,
         concurrency_safe=check_concurrency(concurrency_safe, marks, where),
         annotations=marks,
         icons=tool_icons(icons, where),
-        bind=partial(_bind_model, validator, func, names, tuple(positional)),
+        bind=partial(_bind_model, validator, func, names, tuple(positional), context_name),
         check_output=check_output,
         is_async=inspect.iscoroutinefunction(func),
     )
 
 
 def _bind_model(
-    validator: Any, func: Func, names: tuple[str, ...], positional: tuple[str, ...], args: Any
+    validator: Any,
+    func: Func,
+    names: tuple[str, ...],
+    positional: tuple[str, ...],
+    context_name: str | None,
+    args: Any,
+    ctx: Any = None,
 ) -> Callable[[], Any]:
     try:
         model = validator.validate_json(to_json(args), strict=True)
@@ -166,9 +184,20 @@ def _bind_model(
         issues = pydantic_issues(exc)
         raise ToolArgsError("; ".join(issues), issues) from None
     values = {key: getattr(model, key) for key in names}
+    if context_name is not None:
+        values[context_name] = ctx
     if positional:
         return partial(func, *(values.pop(key) for key in positional), **values)
     return partial(func, **values)
+
+
+def _is_context(annotation: Any) -> bool:
+    """Whether a parameter's annotation is ``CallContext`` (or ``CallContext | None``)."""
+    if annotation is CallContext:
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return CallContext in typing.get_args(annotation)
+    return False
 
 
 def _output_of(annotation: Any, where: str) -> tuple[dict[str, Any] | None, OutputChecker]:

@@ -92,7 +92,7 @@ async def test_always_allow_answers_the_policy_and_the_person_answers_the_server
             await answer(policy, "allow_always")
             # before: the remembered allow_always accepted the server's question unasked
             asked = await page.next(
-                "approval/request", 10, reason=f"MCP server 'up' asks: {QUESTION}"
+                "approval/request", 10, reason=f"tool up_transfer asks: {QUESTION}"
             )
             assert asked["name"] == "up_transfer"
             assert asked["args"]["message"] == QUESTION
