@@ -295,6 +295,13 @@ class Approvals:
             raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
         if content is not None and not isinstance(content, dict):
             raise ApprovalError("a question's content must be an object (the form's values)")
+        if content is not None and not request.question:
+            raise ApprovalError(
+                f"request {id!r} is an approval, not a tool's question: send a decision "
+                "without content"
+            )
+        if content is not None and decision != "deny":
+            fits(request, content)
         name = request.call.name
         decided: Decision = decision
         if request.question:  # a question's yes is this answer only
@@ -383,6 +390,24 @@ def consent_content(schema: dict[str, Any]) -> dict[str, Any] | None:
         elif key in required:
             return None
     return content
+
+
+def fits(request: Request, content: dict[str, Any]) -> None:
+    """Raise :class:`ApprovalError` when ``content`` does not fill in ``request``'s form
+    (the request stays open, to be answered again)."""
+    from ..errors import ToolArgsError
+    from .fullschema import InvalidSchema, schema_checker
+
+    try:
+        check = schema_checker(request.form or {"type": "object"})
+    except InvalidSchema:  # a form that is no JSON Schema: the tool reads what it gets
+        return
+    try:
+        check(content)
+    except ToolArgsError as exc:
+        raise ApprovalError(
+            f"the answer does not fit the form of {request.call.name}: {exc}"
+        ) from None
 
 
 def unanswerable(call: ToolCall, why: str) -> str:
