@@ -215,16 +215,17 @@ class Approvals:
             raise
         if request.decision is None:  # not answered through answer()
             if answered is None:
-                self._close(request, "deny", f"no answer within {self.timeout:g} seconds")
-            elif isinstance(answered, Pending):
+                waited = f"no answer within {self.timeout:g} seconds"
+                self._close(request, "deny", waited)
+                return Denied(waited)  # nobody answered: not "denied by the user"
+            if isinstance(answered, Pending):
                 self._close(request, None, "the client answers in its next request")
                 return answered
-            elif isinstance(answered, Approved):
+            if isinstance(answered, Approved):
                 self._close(request, answered.decision, None)  # type: ignore[arg-type]
                 return answered
-            else:
-                self._close(request, "deny", answered.reason or None)
-                return answered
+            self._close(request, "deny", answered.reason or None)
+            return answered
         if request.decision == "deny":
             return Denied(
                 f"denied by the user: {request.why}" if request.why else "denied by the user"
