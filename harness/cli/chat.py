@@ -33,6 +33,7 @@ from .chat_commands import ALIASES, COMMANDS, command_of, message_of, run_comman
 from .chat_input import ChatInput, Interrupted, chat_input
 from .logs import failures_reported
 from .problem_report import report_failures
+from .terminal_inputs import Bars, answer_question
 
 QUESTION = "allow [o]nce, for this [s]ession, [a]lways, or [d]eny?"
 CHOICES = {
@@ -93,6 +94,8 @@ class Chat:
         self.quit = anyio.Event()
         self._streaming = False
         self._calls: dict[str, dict[str, Any]] = {}
+        self.bars = Bars(console)
+        """Progress bars of the running calls (drawn on a terminal only)."""
 
     # -- output ----------------------------------------------------------------------------
 
@@ -117,7 +120,17 @@ class Chat:
                 ),
                 soft_wrap=True,
             )
+        elif kind == "tool/progress":
+            if out.is_terminal:
+                name = str(self._calls.get(event["id"], {}).get("name", "tool"))
+                self.bars.update(
+                    event["id"], name, event["done"], event.get("total"), event.get("message")
+                )
+        elif kind == "tool/log":
+            self._end_stream()
+            out.print(log_line(event), soft_wrap=True)
         elif kind == "tool/result":
+            self.bars.finish(event["id"])
             card = self.card(event)
             # a call a run_code program made: a card nested under the program's
             out.print(Padding(card, (0, 0, 0, 4)) if event.get("parent") else card)
@@ -126,6 +139,7 @@ class Chat:
             why = f": {visible(event['reason'])}" if event.get("reason") else ""
             out.print(f"  [{style}]{event['decision']}[/]{why}", highlight=False)
         elif kind == "turn/end":
+            self.bars.clear()
             self._end_stream()
             reason = event["reason"]
             if reason == "error":
@@ -195,6 +209,9 @@ class Chat:
     async def approve(self, event: dict[str, Any]) -> None:
         broker = self.host.ctx.approval
         self._end_stream()
+        if event.get("question"):
+            await self.answer(event)
+            return
         self.console.print(
             Panel(
                 Group(
@@ -208,20 +225,45 @@ class Chat:
                 expand=False,
             )
         )
-        if self.yes and not event.get("question"):  # a tool's own question needs a person
+        if self.yes:
             broker.answer(event["id"], "allow_once", "approved with --yes")
             return
         if not self.interactive:
-            why = "no terminal to ask; run harness chat with --yes"
-            if event.get("question"):
-                why = "no terminal to ask (--yes answers approvals, never a tool's question)"
-            broker.answer(event["id"], "deny", why)
+            broker.answer(event["id"], "deny", "no terminal to ask; run harness chat with --yes")
             return
         async with self.asking:
             try:
-                await self._ask(broker, event["id"])
+                with self.bars.aside():
+                    await self._ask(broker, event["id"])
             except Interrupted:  # Ctrl-C at the question: as Ctrl-C during the turn
                 self.interrupt()
+
+    async def answer(self, event: dict[str, Any]) -> None:
+        """A tool's question: its form asked field by field (``--yes`` never answers it)."""
+        args = event.get("args")
+        asked: dict[str, Any] = args if isinstance(args, dict) else {}
+        self.console.print(
+            Panel(
+                Text(visible(str(asked.get("message") or event.get("reason", "")))),
+                title=Text.assemble(("question from ", "yellow"), (visible(event["name"]), "bold")),
+                title_align="left",
+                expand=False,
+            )
+        )
+        broker = self.host.ctx.approval
+        if not self.interactive:
+            why = "no terminal to ask (--yes answers approvals, never a tool's question)"
+            broker.answer(event["id"], "deny", why)
+            return
+        async with self.asking:
+            with self.bars.aside():
+                try:
+                    await answer_question(broker, event, self.input.answer, self._say)
+                except Interrupted:  # Ctrl-C at the question: as Ctrl-C during the turn
+                    self.interrupt()
+
+    def _say(self, text: str) -> None:
+        self.console.print(Text(text, style="dim"))
 
     async def _ask(self, broker: Any, request_id: str) -> None:
         while True:
@@ -275,6 +317,21 @@ class Chat:
         else:
             self.console.print()
             self._stop()
+
+
+def log_line(event: dict[str, Any]) -> Text:
+    """A tool's log entry (``tool/log``), under its call."""
+    data = event.get("data") or {}
+    extra = f" {json.dumps(data, ensure_ascii=False)}" if data else ""
+    level = str(event.get("level", "info"))
+    style = "yellow" if level in ("warning", "error", "critical", "alert", "emergency") else "dim"
+    return Text.assemble(
+        ("      · " if event.get("parent") else "    · ", "dim"),
+        (level, style),
+        " ",
+        visible(str(event.get("message", ""))),
+        (visible(extra), "dim"),
+    )
 
 
 def visible_block(text: str) -> str:
@@ -402,5 +459,5 @@ def print_events(events: list[dict[str, Any]], as_json: bool) -> None:
             console.print(f"[bold cyan]assistant>[/] {visible_block(str(event['text']))}")
         elif kind == "session/title":
             console.print(f"[dim]renamed: {visible(str(event.get('title', '')))}[/]")
-        elif kind in ("tool/call", "tool/result", "approval/decided", "turn/end"):
+        elif kind in ("tool/call", "tool/log", "tool/result", "approval/decided", "turn/end"):
             chat.show(event)
