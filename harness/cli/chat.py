@@ -451,6 +451,7 @@ def print_events(events: list[dict[str, Any]], as_json: bool) -> None:
     console = Console(highlight=False)
     chat = Chat.__new__(Chat)
     chat.console, chat._streaming, chat._calls = console, False, {}
+    chat.bars = Bars(console)
     for event in events:
         kind = event["type"]
         if kind == "turn/start":

@@ -7,6 +7,7 @@ pipes, against the scripted OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,6 +131,17 @@ def test_harness_chat_draws_progress_shows_logs_and_asks_the_form(
         assert term.close() == 0
     finally:
         term.kill()
+    # the log entry is in the session's log; the progress is not
+    session = re.search(r"session (\S+)", term.output)
+    assert session is not None
+    shown = run_harness("-c", str(config), "sessions", "show", session.group(1), cwd=tmp_path)
+    assert 'info built api {"step": 1}' in shown.stdout
+    events = run_harness(
+        "-c", str(config), "sessions", "show", session.group(1), "--json", cwd=tmp_path
+    )
+    kinds = [event["type"] for event in json.loads(events.stdout)]
+    assert kinds.count("tool/log") == 1
+    assert "tool/progress" not in kinds
 
 
 def test_harness_call_draws_a_bar_and_asks_on_a_terminal_even_with_yes(tmp_path: Path) -> None:
@@ -179,7 +191,8 @@ def test_harness_call_on_pipes_prints_nothing_extra_and_yes_never_answers_a_ques
         "terminal to ask on (--yes answers approvals, never a tool's question))\n"
     )
     assert 'deploy: info: built db {"step": 1}' in done.stderr
-    assert "━" not in done.stderr and "1/3" not in done.stderr  # no bar off a terminal
+    assert "━" not in done.stderr  # no bar off a terminal
+    assert "1/3" not in done.stderr
 
 
 def test_harness_call_offers_the_project_folder_as_its_root_and_no_model(tmp_path: Path) -> None:
