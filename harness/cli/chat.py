@@ -355,7 +355,7 @@ async def _chat(
             report_failures(host.status(), host.problems())  # a failed mount, say
             failures_reported()  # a plugin failing from now on (a lost server) is logged
             agent.save_always_to(options.config_path.absolute())  # the file chat runs on
-            from ..agent.session import model_label
+            from ..agent.client import model_label
 
             err.print(f"model: {model_label(host.ctx.get('llm'))}", highlight=False, markup=False)
             reader = chat_input(console, options.config_path, [*COMMANDS, *ALIASES])

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..tools.call_context import CallContext, Client, unavailable
 from ..tools.inputs import Input, InputUnavailable, Root
+from ..tools.jsonvalue import printable
 from .stream import EventHub
 
 
@@ -50,9 +51,7 @@ class ConsoleClient(Client):
         self.hub.publish("tool/progress", _nested(ctx, fields))
 
     async def log(self, ctx: CallContext, level: str, message: str, data: dict[str, Any]) -> None:
-        from .console import _jsonable
-
-        fields = {"id": ctx.call.id, "level": level, "message": message, "data": _jsonable(data)}
+        fields = {"id": ctx.call.id, "level": level, "message": message, "data": printable(data)}
         self.hub.publish("tool/log", _nested(ctx, fields))
 
 
