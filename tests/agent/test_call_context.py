@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from harness import Host, ToolCall
-from harness.testing import Reply, Rule, ScriptedServer, call
+from harness.testing import Fault, Reply, Rule, ScriptedServer, call
 from harness.tools.approval_requests import ApprovalError
 
 from ..providers import sent
@@ -59,15 +59,19 @@ def apply(ctx):
 '''
 
 
-def project(tmp_path: Path, server: ScriptedServer, **agent: Any) -> Path:
+def project(
+    tmp_path: Path, server: ScriptedServer, faults: list[Fault] | None = None, **agent: Any
+) -> Path:
     server.rules = [
         Rule(Reply.calls(call("deploy", {"service": "api"})), user="deploy the api"),
-        Rule(Reply.say("Deployed api to eu."), user="One line for the changelog"),
+        Rule(
+            Reply.say("Deployed api to eu."), user="One line for the changelog", faults=faults or []
+        ),
         Rule(Reply.say("done"), tool="deploy"),
     ]
     write(tmp_path / "deploy.py", DEPLOY)
     entries = [{"id": "deploy", "name": str(tmp_path / "deploy.py")}]
-    return config_file(tmp_path, server, entries, agent=agent)
+    return config_file(tmp_path, server, entries, agent=agent, model={"max_retries": 0})
 
 
 async def answering(host: Host, session: Any, content: dict[str, Any] | None) -> list[Any]:
@@ -161,6 +165,19 @@ async def test_an_unanswered_question_is_cancelled_with_the_reason(
     value = result_of(events)["result"]
     assert value["action"] == "cancel"
     assert value["reason"] == "no answer within 0.3 seconds"
+
+
+async def test_a_sampling_the_agents_model_fails_ends_the_call_tool_error(
+    tmp_path: Path, server: ScriptedServer
+) -> None:
+    async with Host(project(tmp_path, server, faults=[Fault.http(500)])) as host:
+        events = await answering(host, host.ctx.agent.session(), {"region": "eu"})
+    result = result_of(events)
+    assert result["code"] == "tool_error"
+    assert result["error"].startswith(
+        "tool deploy asked the agent's model for a completion, and it failed: "
+    )
+    assert "500" in result["error"]
 
 
 async def test_the_roots_are_the_agents_roots_config(
