@@ -224,3 +224,41 @@ async def test_content_answers_questions_only_and_must_fit_the_form(
             with pytest.raises(ApprovalError, match="is an approval, not a tool's question"):
                 approvals_object.answer(request["id"], "allow_once", content={"x": 1})
             approvals_object.answer(request["id"], "deny")
+
+
+COUNT = '''
+from harness import CallContext, tool
+
+inject = ["tools"]
+
+
+@tool
+async def count(rows: int, ctx: CallContext) -> int:
+    """Count rows, reporting each."""
+    for row in range(1, rows + 1):
+        await ctx.progress(row, rows, "rows")
+    return rows
+
+
+def apply(ctx):
+    return ctx.tools.register(count)
+'''
+
+
+async def test_a_flood_of_progress_reaches_readers_as_its_news_and_its_end(
+    tmp_path: Path, server: ScriptedServer
+) -> None:
+    server.rules = [
+        Rule(Reply.calls(call("count", {"rows": 5000})), user="count the rows"),
+        Rule(Reply.say("counted"), tool="count"),
+    ]
+    write(tmp_path / "count.py", COUNT)
+    entries = [{"id": "count", "name": str(tmp_path / "count.py")}]
+    async with Host(config_file(tmp_path, server, entries)) as host:
+        with anyio.fail_after(60):
+            events = [e async for e in host.ctx.agent.session().send("count the rows")]
+    assert result_of(events)["result"] == 5000
+    shown = [(e["done"], e["total"]) for e in events if e["type"] == "tool/progress"]
+    assert shown[0] == (1, 5000)
+    assert shown[-1] == (5000, 5000)  # the end always goes out
+    assert len(shown) < 1000  # not one event per report: one a tenth of a second, and news
