@@ -113,8 +113,6 @@ async def sample(llm: LLM, ctx: CallContext, request: SampleInput) -> Sampled:
         raise InputUnavailable(
             f"tool {name} asked the agent's model for a completion, and it failed: {exc}"
         ) from None
-    from .session import model_label
-
     reason = answer.finish_reason
     return Sampled(
         answer.text,
@@ -122,6 +120,12 @@ async def sample(llm: LLM, ctx: CallContext, request: SampleInput) -> Sampled:
         model_label(llm),
         STOP_REASONS.get(reason or "", reason),
     )
+
+
+def model_label(llm: object) -> str | None:
+    """The model's name for people: the provider's ``label``, else its config's ``model``."""
+    label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
+    return str(label) if label else None
 
 
 def _text(content: Any) -> str | None:

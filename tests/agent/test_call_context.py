@@ -10,8 +10,9 @@ from typing import Any
 import anyio
 import pytest
 
-from harness import Host
+from harness import Host, ToolCall
 from harness.testing import Reply, Rule, ScriptedServer, call
+from harness.tools.approval_requests import ApprovalError
 
 from ..providers import sent
 from .conftest import config_file, write
@@ -172,3 +173,37 @@ async def test_the_roots_are_the_agents_roots_config(
         [(tmp_path / "work").resolve().as_uri(), "work"],
         [tmp_path.resolve().as_uri(), tmp_path.name],
     ]
+
+
+async def test_content_answers_questions_only_and_must_fit_the_form(
+    tmp_path: Path, server: ScriptedServer
+) -> None:
+    async with Host(project(tmp_path, server)) as host:
+        approvals = host.ctx.approval
+        events = []
+        with anyio.fail_after(30):
+            async for event in host.ctx.agent.session().send("deploy the api"):
+                events.append(event)
+                if event["type"] != "approval/request":
+                    continue
+                with pytest.raises(ApprovalError, match="does not fit the form of deploy: region"):
+                    approvals.answer(event["id"], "allow_once", content={"region": "mars"})
+                with pytest.raises(ApprovalError, match="canary: expected boolean, got string"):
+                    approvals.answer(
+                        event["id"], "allow_once", content={"region": "eu", "canary": "yes"}
+                    )
+                approvals.answer(event["id"], "allow_once", content={"region": "eu"})
+        assert result_of(events)["result"]["answer"] == {"region": "eu"}
+        # an approval is answered by a decision alone
+        call = ToolCall("a1", "deploy", {"service": "x"}, session="s-1")
+        asking = anyio.Event()
+        approvals_object = host.tools.approvals
+        host.ctx.on("approval/request", lambda fields: asking.set())
+        async with anyio.create_task_group() as group:
+            group.start_soon(approvals_object.decide, call, "policy asks")
+            with anyio.fail_after(10):
+                await asking.wait()
+            [request] = approvals_object.pending()
+            with pytest.raises(ApprovalError, match="is an approval, not a tool's question"):
+                approvals_object.answer(request["id"], "allow_once", content={"x": 1})
+            approvals_object.answer(request["id"], "deny")
