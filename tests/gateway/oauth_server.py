@@ -24,6 +24,7 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    OAuthAuthorizationServerProvider,
     RefreshToken,
     construct_redirect_uri,
 )
@@ -42,7 +43,7 @@ def mark(line: str) -> None:
             file.write(line + "\n")
 
 
-class Provider:
+class Provider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
     """Clients, codes and tokens in memory; every authorisation approved at once."""
 
     def __init__(self) -> None:
