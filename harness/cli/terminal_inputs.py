@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HarnessError
 from ..tools.approval_contract import visible
+from ..tools.progress_shown import ShownProgress
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -163,6 +164,7 @@ class Bars:
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
         self._aside = 0
+        self.shown = ShownProgress()
 
     def _bars(self) -> Progress:
         if self._progress is None:
@@ -188,7 +190,8 @@ class Bars:
         if task is None:
             task = self._tasks[call_id] = bars.add_task(visible(name), total=total, note="")
         bars.update(task, completed=done, total=total, note=visible(message or ""))
-        self._show()
+        if self.shown.passes(call_id, done, total, message):  # a redraw says something new
+            self._show()
 
     def finish(self, call_id: str) -> None:
         """The call ended: its bar goes (the last one gone, the bars stop)."""
