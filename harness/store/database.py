@@ -29,7 +29,7 @@ class Row:
     state: str
     """``started`` (its body may be running, or was cut off) or ``done``."""
     owner: str
-    """The process that started it (or took it over)."""
+    """The process that started it (or took it over); empty when its run was cancelled."""
     result: str | None
     """The result's JSON, once ``done``."""
 
@@ -100,6 +100,15 @@ class Database:
             "WHERE key = ? AND owner = ? AND state = 'started'"
         )
         values = (result, time.time(), key, self.owner)
+        await self.run(lambda connection: connection.execute(update, values))
+
+    async def release(self, key: str) -> None:
+        """Leave this owner's run of ``key`` started but owned by nobody: its body was cut off
+        (cancelled), so a repeat is answered as for a process that died."""
+        update = self.sql(
+            "UPDATE journal SET owner = '' WHERE key = ? AND owner = ? AND state = 'started'"
+        )
+        values = (key, self.owner)
         await self.run(lambda connection: connection.execute(update, values))
 
     async def settle(self, key: str, gone: str, result: str | None) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .inputs import (
@@ -93,6 +94,12 @@ class Client:
         the approval object alone decides). With :attr:`asks`: the approval as an input, on
         the same path as the tool's own questions."""
         return InputApprover(ctx) if self.asks else None
+
+    def waiting(self, ctx: CallContext) -> AbstractContextManager[Any]:
+        """Entered around a wait for a person's answer about ``ctx``'s call that does not
+        pass through :meth:`answer` (the approval object deciding its approval). The base:
+        nothing; a program's inner calls pause the program's clock."""
+        return nullcontext()
 
     async def progress(
         self, ctx: CallContext, done: float, total: float | None, message: str | None

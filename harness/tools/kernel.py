@@ -280,7 +280,11 @@ async def _finish(
 
 
 def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
-    """The output check and render of a body that returned ``value``."""
+    """The output check and render of a body that returned ``value``. A body that makes its
+    own result (a :class:`ToolResult`: code mode's program with its calls' cards, a mounted
+    tool's upstream blocks) returns it, and that is the call's result as it is."""
+    if type(value) is ToolResult:
+        return value
     try:
         check = tool.check_output
         canonical = value if check is unchecked else check(value)
