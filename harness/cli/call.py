@@ -21,6 +21,7 @@ import click
 from ..tools.approval_contract import visible
 from ..tools.call_context import ApproverClient, CallContext, unavailable
 from ..tools.inputs import Answer, AskInput, Input, InputUnavailable, Root
+from ..tools.jsonvalue import printable
 from .options import common, options_of
 from .problem_report import report_failures
 from .terminal_inputs import DECLINE_NOTE, Bars, fill_form, stderr_bars
@@ -105,7 +106,8 @@ class CliClient(ApproverClient):
             self.bars.update(ctx.call.id, ctx.call.name, done, total, message)
 
     async def log(self, ctx: CallContext, level: str, message: str, data: dict[str, Any]) -> None:
-        extra = f" {json.dumps(data, ensure_ascii=False, default=str)}" if data else ""
+        shown = json.dumps(printable(data), ensure_ascii=False, default=str) if data else ""
+        extra = f" {shown}" if shown else ""
         click.echo(f"{ctx.call.name}: {level}: {visible(message)}{visible(extra)}", err=True)
 
 
