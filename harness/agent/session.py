@@ -29,9 +29,11 @@ from ..llm.base import (
     UserMessage,
 )
 from ..tools import jsonvalue, traces
+from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import SEARCH_TOOL
 from . import spans
+from .client import AgentClient, model_label
 from .history import arguments_of, history_of, normal_call, tool_message
 from .log import LogWriter, now
 from .turn_events import TurnEvents
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from ..context import Context
     from ..llm.base import LLM
     from ..tools.approval_requests import Approvals
+    from ..tools.inputs import Root
 
 _log = logging.getLogger("harness.agent")
 
@@ -56,6 +59,7 @@ class Agent(Protocol):
     approvals: Approvals
     system_prompt: str
     running: dict[int, Any]
+    roots: list[Root]
 
     @property
     def max_steps(self) -> int: ...
@@ -103,6 +107,9 @@ class Session:
         self.events = events
         """Every logged event of the session, oldest first (deltas are not logged)."""
         self.history = history_of(events)
+        self.client = AgentClient(self)
+        """Who answers its calls' inputs and shows their progress and logs (the context's
+        client, :mod:`.client`)."""
         self._writer = writer
         self._seq = max((int(e.get("seq") or 0) for e in events), default=0)
         self._turns = sum(1 for e in events if e.get("type") == "turn/start")
@@ -169,12 +176,19 @@ class Session:
         if not jsonvalue.is_json(event):  # a program's call may carry an int too long to write
             event = jsonvalue.printable(event)
         self.events.append(event)
+        if kind == "tool/result":  # a progress report still held back is stale now
+            self.client.shown.end(str(fields.get("id")))
         try:
             self._writer.append(event)
         except OSError as exc:
             _log.error("cannot append to the log of session %s: %s", self.id, exc)
         self._publish(event)
         return event
+
+    def stream(self, kind: str, **fields: Any) -> None:
+        """Publish one event to the session's readers without logging it (``tool/progress``,
+        as ``assistant/delta``)."""
+        self._publish({"type": kind, "session": self.id, **fields})
 
     def close(self) -> None:
         self._closed = True
@@ -345,6 +359,7 @@ class Session:
                 # under its turn and step (a scripted model's ids restart with its process)
                 key=f"{self.id}/{step.turn}.{step.step}/{item.id}",
             )
+            CallContext(call, "agent", self.client, session=self.id)
             run = Run(call)
             step.runs[item.id] = run
             runs.append(run)
@@ -450,9 +465,3 @@ class Session:
             reason="error",
             error="interrupted: harness stopped before this turn ended",
         )
-
-
-def model_label(llm: object) -> str | None:
-    """The model's name for people: the provider's ``label``, else its config's ``model``."""
-    label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
-    return str(label) if label else None

@@ -31,6 +31,7 @@ import logging
 import math
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
@@ -218,8 +219,13 @@ class Approvals:
         elif call.session is None:
             rival = partial(self._unwatched, call)
         answered: Approved | Denied | Pending | None = None
+        context = call.context  # its client hears of the wait (a program pauses its clock)
+        waiting = nullcontext() if context is None else context.client.waiting(context)
         try:
-            with anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None):
+            with (
+                waiting,
+                anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None),
+            ):
                 if rival is None:
                     await request.done.wait()
                 else:
@@ -238,16 +244,17 @@ class Approvals:
             raise
         if request.decision is None:  # not answered through answer()
             if answered is None:
-                self._close(request, "deny", f"no answer within {self.timeout:g} seconds")
-            elif isinstance(answered, Pending):
+                waited = f"no answer within {self.timeout:g} seconds"
+                self._close(request, "deny", waited)
+                return Denied(waited)  # nobody answered: not "denied by the user"
+            if isinstance(answered, Pending):
                 self._close(request, None, "the client answers in its next request")
                 return answered
-            elif isinstance(answered, Approved):
+            if isinstance(answered, Approved):
                 self._close(request, answered.decision, None)  # type: ignore[arg-type]
                 return answered
-            else:
-                self._close(request, "deny", answered.reason or None)
-                return answered
+            self._close(request, "deny", answered.reason or None)
+            return answered
         if request.decision == "deny":
             return Denied(
                 f"denied by the user: {request.why}" if request.why else "denied by the user"
@@ -305,13 +312,6 @@ class Approvals:
         display}`` (``display``: the arguments with hidden characters made visible)."""
         return [request.to_dict() for request in self._open.values()]
 
-    def call_of(self, id: str) -> ToolCall | None:
-        """The call an open request asks about: for an ``approval/request`` listener that
-        needs the object itself, which ids alone do not single out (two MCP clients' calls
-        may share an id)."""
-        request = self._open.get(id)
-        return None if request is None else request.call
-
     def answer(
         self,
         id: str,
@@ -328,6 +328,13 @@ class Approvals:
             raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
         if content is not None and not isinstance(content, dict):
             raise ApprovalError("a question's content must be an object (the form's values)")
+        if content is not None and not request.question:
+            raise ApprovalError(
+                f"request {id!r} is an approval, not a tool's question: send a decision "
+                "without content"
+            )
+        if content is not None and decision != "deny":
+            fits(request, content)
         name = request.call.name
         decided: Decision = decision
         if request.question:  # a question's yes is this answer only
@@ -416,6 +423,24 @@ def consent_content(schema: dict[str, Any]) -> dict[str, Any] | None:
         elif key in required:
             return None
     return content
+
+
+def fits(request: Request, content: dict[str, Any]) -> None:
+    """Raise :class:`ApprovalError` when ``content`` does not fill in ``request``'s form
+    (the request stays open, to be answered again)."""
+    from ..errors import ToolArgsError
+    from .fullschema import InvalidSchema, schema_checker
+
+    try:
+        check = schema_checker(request.form or {"type": "object"})
+    except InvalidSchema:  # a form that is no JSON Schema: the tool reads what it gets
+        return
+    try:
+        check(content)
+    except ToolArgsError as exc:
+        raise ApprovalError(
+            f"the answer does not fit the form of {request.call.name}: {exc}"
+        ) from None
 
 
 def unanswerable(call: ToolCall, why: str) -> str:
