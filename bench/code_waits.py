@@ -21,7 +21,7 @@ import anyio
 import yaml
 
 from harness import Host, ToolCall, define_tool
-from harness.tools.approval import Approved
+from harness.tools.approval_contract import Approved
 
 PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 WORKERS = 2

@@ -39,6 +39,8 @@ if _typing.TYPE_CHECKING:
         define_tool,
         tool,
     )
+    from .tools.call_context import CallContext, Client
+    from .tools.inputs import Answer, InputUnavailable, Root, Sampled
 
 _HOMES = {
     "Context": "context",
@@ -60,6 +62,12 @@ _HOMES = {
     "define_resource": "resources",
     "resource": "resources",
     "Ask": "tools",
+    "CallContext": "tools.call_context",
+    "Client": "tools.call_context",
+    "Answer": "tools.inputs",
+    "InputUnavailable": "tools.inputs",
+    "Root": "tools.inputs",
+    "Sampled": "tools.inputs",
     "Deny": "tools",
     "ToolCall": "tools",
     "ToolDefinition": "tools",
@@ -70,7 +78,13 @@ _HOMES = {
 }
 
 __all__ = [
+    "Answer",
     "Ask",
+    "CallContext",
+    "Client",
+    "InputUnavailable",
+    "Root",
+    "Sampled",
     "ConfigError",
     "Context",
     "ContextDisposed",

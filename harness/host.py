@@ -26,16 +26,16 @@ from .context import Context
 from .errors import ConfigError, HarnessError
 from .fiber import FiberState
 from .loader.config import LoadedConfig, Plan, read_config
+from .loader.config_problems import Problem
 from .loader.imports import local_closure
 from .loader.modules import Stash
-from .loader.problems import Problem
 from .loader.resolve import Resolved, ResolveError, Resolver, is_path
 from .loader.slots import Slot, Slots
 from .prompts.service import PromptsService
 from .resources.service import ResourcesService
 from .service import unwrap
 from .tools import traces
-from .tools.tools_service import ToolsService
+from .tools.service import ToolsService
 
 
 @dataclass(frozen=True, slots=True)

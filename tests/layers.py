@@ -41,8 +41,10 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "llm": ("core", "tools"),
     "gateway": ("core", "tools"),
     "code": ("core", "tools"),
+    "store": ("core", "tools"),
     "executor": ("core", "tools", "host"),
     "testing": (),
+    "demo": ("testing",),
     "mcp": ("core", "tools", "resources", "prompts"),
     "agent": ("core", "tools", "llm", "loader"),
     "web": ("core", "tools", "loader", "host", "mcp.hosts", "mcp.auth"),
@@ -58,7 +60,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "mcp",
         "agent",
         "web",
-        "testing",
+        "demo",
     ),
     "api": ("core", "tools", "resources", "prompts", "host"),
     "main": ("cli",),
@@ -68,8 +70,9 @@ layer by its dotted path under ``harness`` (the web console's Host and token che
 ``mcp.hosts`` and ``mcp.auth`` and nothing else of MCP; it reaches the agent only through
 the ``agent`` service). ``api`` is
 ``harness/__init__.py``, the public names; ``main`` is ``harness/__main__.py``. Only the
-CLI may import ``testing`` (``harness demo`` serves its scripted model), which tests and
-users otherwise start beside a host."""
+demo model (``demo``, served by ``--demo`` and ``python -m harness.demo``) imports
+``testing``, whose scripted servers tests and users otherwise start beside a host; the CLI
+imports the demo."""
 
 DYNAMIC = frozenset({"harness.lazy", "harness.loader.builtin", "harness.loader.resolve"})
 """The modules that may import a name that is not a literal: a package's lazy re-exports of

@@ -20,10 +20,10 @@ OUTPUT: dict[int, list[str]] = {}
 
 
 def start_harness_run(
-    folder: Path, env: dict[str, str], *extra: str
+    folder: Path, env: dict[str, str], *extra: str, web: bool = False
 ) -> tuple[subprocess.Popen[str], int]:
-    """``harness run`` (with ``extra`` options) on any free port; returns once it says where
-    it serves."""
+    """``harness run`` (with ``extra`` options; the web console and its API too when ``web``)
+    on any free port; returns once it says where it serves."""
     process = subprocess.Popen(
         [
             HARNESS,
@@ -32,7 +32,7 @@ def start_harness_run(
             str(folder / "cordis.yml"),
             "--port",
             "0",
-            "--no-web",
+            *([] if web else ["--no-web"]),
             *extra,
         ],
         cwd=folder,

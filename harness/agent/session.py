@@ -39,7 +39,7 @@ from .turn_events import TurnEvents
 if TYPE_CHECKING:
     from ..context import Context
     from ..llm.base import LLM
-    from ..tools.approvals import Approvals
+    from ..tools.approval_requests import Approvals
     from .deferral import RequestTools
 
 _log = logging.getLogger("harness.agent")
@@ -345,7 +345,15 @@ class Session:
                     "unknown_tool",
                 )
                 continue
-            call = ToolCall(item.id, item.name, arguments_of(item.arguments), session=self.id)
+            call = ToolCall(
+                item.id,
+                item.name,
+                arguments_of(item.arguments),
+                session=self.id,
+                # the call journal's key (harness:store): the model's call id in this session,
+                # under its turn and step (a scripted model's ids restart with its process)
+                key=f"{self.id}/{step.turn}.{step.step}/{item.id}",
+            )
             run = Run(call)
             step.runs[item.id] = run
             runs.append(run)

@@ -11,7 +11,7 @@ import anyio
 import click
 
 from .options import common, options_of
-from .problems import report_failures
+from .problem_report import report_failures
 
 if TYPE_CHECKING:
     from ..tools.calls import ToolCall, ToolResult
@@ -29,7 +29,7 @@ class CliApproval:
 
     async def request(self, call: ToolCall, reason: str) -> bool:
         """Approve with --yes; else ask on the terminal; refuse without one."""
-        from ..tools.approval import prompt
+        from ..tools.approval_contract import prompt
 
         if self.yes:
             return True

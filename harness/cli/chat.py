@@ -28,11 +28,11 @@ from rich.text import Text
 from ..errors import HarnessError
 from ..host import Host
 from ..loader.config import read_config
-from ..tools.approval import show_args, visible
+from ..tools.approval_contract import show_args, visible
 from .chat_commands import ALIASES, COMMANDS, command_of, message_of, run_command
 from .chat_input import ChatInput, Interrupted, chat_input
 from .logs import failures_reported
-from .problems import report_failures
+from .problem_report import report_failures
 
 QUESTION = "allow [o]nce, for this [s]ession, [a]lways, or [d]eny?"
 CHOICES = {

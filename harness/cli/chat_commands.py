@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from ..tools.approval import visible
+from ..tools.approval_contract import visible
 
 if TYPE_CHECKING:
     from .chat import Chat

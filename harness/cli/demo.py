@@ -1,6 +1,6 @@
 """``--demo`` of ``harness run`` and ``harness chat``: the scripted demo model as the model.
 
-The demo server (:mod:`harness.testing.demo`) starts in this process on 127.0.0.1, and the
+The demo server (:mod:`harness.demo.model`) starts in this process on 127.0.0.1, and the
 host loads the project with one more patch file, written to a temporary folder and never to
 the project: the model entry (the first ``harness:openai`` or ``harness:anthropic`` entry,
 else a new ``demo-model``) points at the demo server, other provider entries are off, the
@@ -39,7 +39,7 @@ class Demo:
 
 def demo_entries(plans: list[Plan], project: Path, url: str) -> tuple[list[dict[str, Any]], bool]:
     """The patch entries that make ``plans`` use the demo model; and whether git was off."""
-    from ..testing.demo import DEMO_MODEL
+    from ..demo.model import DEMO_MODEL
 
     by_id = {plan.id: plan for plan in plans}
     patch: dict[str, dict[str, Any]] = {}
@@ -90,7 +90,7 @@ def demo_entries(plans: list[Plan], project: Path, url: str) -> tuple[list[dict[
 @contextlib.contextmanager
 def demo_options(options: Any) -> Iterator[tuple[Any, Demo]]:
     """``options`` with the demo patch added, while the demo server runs."""
-    from ..testing.demo import DemoServer
+    from ..demo.model import DemoServer
 
     config = options.config_path.absolute()
     loaded = read_config(
@@ -114,7 +114,7 @@ def demo_options(options: Any) -> Iterator[tuple[Any, Demo]]:
 def banner(demo: Demo, model: bool = True) -> list[str]:
     """The lines ``--demo`` prints on stderr before the host starts (``harness chat`` names
     the model itself, from the ``llm`` service)."""
-    from ..testing.demo import DEMO_MODEL
+    from ..demo.model import DEMO_MODEL
 
     lines = [f"model: {DEMO_MODEL} (--demo, at {demo.url})"] if model else []
     if demo.git_on:

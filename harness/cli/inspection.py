@@ -14,11 +14,11 @@ import click
 
 from ..tools.formats import FORMATS
 from .options import common, options_of
-from .problems import report_failures
+from .problem_report import report_failures
 
 if TYPE_CHECKING:
     from ..host import EntryStatus
-    from ..loader.problems import Problem
+    from ..loader.config_problems import Problem
 
 
 def _console() -> Any:
@@ -45,7 +45,7 @@ def check(ctx: click.Context, /, as_json: bool, **shared: Any) -> None:
         report = {"ok": not problems, "problems": [p.to_dict() for p in problems]}
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        from .problems import report_problems
+        from .problem_report import report_problems
         from .tables import status_table
 
         if statuses:  # the errors follow as problems, with file and line: not in the table

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from ..host import Host
 from .logs import failures_reported
-from .problems import report_problems
+from .problem_report import report_problems
 from .tables import status_table
 from .token_notice import (
     needs_token,

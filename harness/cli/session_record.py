@@ -16,10 +16,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..agent.catalog import Catalog
 from ..agent.log import read_events
+from ..agent.session_list import Catalog
 from ..agent.trajectory import trajectory
-from ..tools.approval import visible
+from ..tools.approval_contract import visible
 from .chat import ChatError, _store, print_events
 from .options import Options
 

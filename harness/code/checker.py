@@ -13,7 +13,7 @@ its last line: a ``del`` statement, which type-checks but which Monty's parser r
 (``NotImplementedError``) before anything runs. So the checker sees the whole program, at
 its own line numbers; nothing of it runs; and, as the feed fails, Monty leaves it out of
 the session's context for later checks (only snippets that ran to the end join it): every
-program is checked as in a fresh session. ``tests/test_private_apis.py`` pins that Monty
+program is checked as in a fresh session. ``tests/repository/test_private_apis.py`` pins that Monty
 behaviour. Then the program runs in a session of the pool that skips the check.
 
 New stubs (a tool added, reloaded, removed) get a new checker session, warmed in the

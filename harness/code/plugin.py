@@ -24,9 +24,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolConflict
-from ..tools.approvals import TIMEOUT as APPROVAL_TIMEOUT
+from ..tools.approval_requests import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
-from ..tools.define import ToolDefinition, define_tool
+from ..tools.definition import ToolDefinition, define_tool
 from ..tools.finding import SEARCH_TOOL, kept
 from ..tools.kernel import timeout_result
 from .checker import Checker
@@ -268,7 +268,7 @@ class CodeTool:
         tool: str,
         args: dict[str, Any],
     ) -> ToolResult:
-        # the program's asker, session and client: its calls ask whoever it would ask
+        # the program's client, session and parent: its calls ask whoever it would ask
         call = ToolCall(
             f"{parent.id}/{len(records) + 1}",
             tool,
@@ -276,8 +276,9 @@ class CodeTool:
             parent=parent.id,
             session=parent.session,
             client=parent.client,
-            asker=parent.asker,
         )
+        if parent.context is not None:
+            parent.context.child(call)
         record = CallRecord(call)
         records.append(record)
         self.ctx.emit("code/call", call)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..tools.define import ToolDefinition
+from ..tools.definition import ToolDefinition
 from .names import CALL_TOOL, RESERVED, STUB_TYPES, is_free, is_identifier
 
 HEADER = f"from typing import {', '.join(STUB_TYPES)}\n"

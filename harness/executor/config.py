@@ -7,7 +7,7 @@ from typing import Literal
 
 import pydantic
 
-from ..tools.define import ToolDefinition
+from ..tools.definition import ToolDefinition
 
 Annotation = Literal["read_only", "destructive", "idempotent", "open_world"]
 

@@ -35,7 +35,7 @@ import anyio
 from ..errors import PluginError
 from ..tools import traces
 from ..tools.calls import ERROR_CODES, ToolCall, ToolResult
-from ..tools.define import ToolDefinition
+from ..tools.definition import ToolDefinition
 from ..tools.kernel import timeout_result
 from .config import ExecutorConfig
 from .connection import Unreachable, connect, generation, head_gone, wait

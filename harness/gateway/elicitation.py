@@ -2,8 +2,8 @@
 
 A server may ask a question while a mounted tool's call runs. A call run through
 :meth:`Elicitations.during` has the question put to the person behind that call
-(:func:`harness.tools.questions.ask`): an MCP client's user through elicitation, with the
-server's form passed on as written, or a person at the console or in the agent session,
+(its context's ``ask``): an MCP client's user through elicitation, with the server's form
+passed on as written, or a person at the console or in the agent session,
 who sees it as a question of that call with its arguments beside it. A remembered approval,
 ``--yes`` or an ``approval`` service never answers it (they answer the policy's ``ask``).
 
@@ -24,11 +24,9 @@ import anyio
 import mcp_types as types
 
 from ..context import Context
-from ..service import unwrap
-from ..tools.calls import ToolCall
-from ..tools.questions import ask, consent_content
+from ..tools.call_context import CallContext
 
-__all__ = ["Elicitations", "consent_content"]
+__all__ = ["Elicitations"]
 
 T = TypeVar("T")
 _log = logging.getLogger("harness.gateway")
@@ -36,7 +34,7 @@ _log = logging.getLogger("harness.gateway")
 
 @dataclass(eq=False)
 class _InFlight:
-    call: ToolCall
+    call: CallContext
     questions: Any = None
 
 
@@ -48,7 +46,7 @@ class Elicitations:
         self.label = label
         self._inflight: set[_InFlight] = set()
 
-    async def during(self, call: ToolCall, forward: Callable[[], Awaitable[T]]) -> T:
+    async def during(self, call: CallContext, forward: Callable[[], Awaitable[T]]) -> T:
         """Run ``forward`` (the upstream call of ``call``) and answer the questions the server
         asks meanwhile from this task."""
         record = _InFlight(call)
@@ -102,7 +100,9 @@ class Elicitations:
                 async with reply:
                     await reply.send(await self._ask(record.call, params))
 
-    async def _ask(self, call: ToolCall, params: types.ElicitRequestParams) -> types.ElicitResult:
+    async def _ask(
+        self, call: CallContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
         if not isinstance(params, types.ElicitRequestFormParams):
             return types.ElicitResult(action="decline")  # URL elicitation needs a browser
         schema = params.requested_schema
@@ -111,11 +111,15 @@ class Elicitations:
             if isinstance(schema, dict)
             else schema.model_dump(mode="json", by_alias=True, exclude_none=True)
         )
-        approvals = unwrap(self.ctx.tools).approvals
-        reason = f"{self.label} asks: {params.message}"
-        answer = await ask(approvals, call, params.message, schema_dict, reason)
+        try:
+            answer = await call.ask(params.message, schema_dict)
+        except Exception:
+            _log.exception("%s asked %r; asking the caller failed", self.label, params.message)
+            return types.ElicitResult(action="decline")
         if answer.action == "accept":
             return types.ElicitResult(action="accept", content=answer.content or {})
+        if answer.reason is not None:  # nobody could answer: declined at the upstream
+            return types.ElicitResult(action="decline")
         return types.ElicitResult(action=answer.action)
 
 

@@ -16,8 +16,8 @@ from mcp.shared.exceptions import MCPError
 
 from ..context import Context
 from ..errors import ContextDisposed, ToolConflict
-from ..tools.calls import ToolCall
-from ..tools.define import ToolAnnotations, ToolDefinition
+from ..tools.call_context import CallContext
+from ..tools.definition import ToolAnnotations, ToolDefinition
 from .config import GatewayConfig
 from .elicitation import Elicitations
 from .failures import TooLarge, Unavailable
@@ -141,9 +141,9 @@ class Mount:
             self.ctx.logger.warning("%s: %s", self.connection.label, note)
         execute = partial(self.call, name, tool.name)
 
-        def bind(args: Any, call: ToolCall | None = None) -> Callable[[], Any]:
+        def bind(args: Any, ctx: CallContext | None = None) -> Callable[[], Any]:
             check(args)
-            return partial(execute, args, call)
+            return partial(execute, args, ctx)
 
         return ToolDefinition(
             name=name,
@@ -158,13 +158,13 @@ class Mount:
             bind=bind,
             check_output=check_output,
             is_async=True,
-            takes_call=True,  # the server's questions go to the caller's person
+            takes_context=True,  # the server's questions go to the caller's person
         )
 
     # -- calls -----------------------------------------------------------------------------
 
     async def call(
-        self, name: str, upstream: str, args: dict[str, Any], call: ToolCall | None = None
+        self, name: str, upstream: str, args: dict[str, Any], call: CallContext | None = None
     ) -> Reply | Invalid:
         """Forward one validated call upstream (the local pipeline has run already); the
         server's questions meanwhile go to the person behind ``call``."""

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
-from ..tools.define import NAME_PATTERN
+from ..tools.definition import NAME_PATTERN
 
 PREFIX_PATTERN = re.compile(r"^[A-Za-z0-9_-]{0,48}$")
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")

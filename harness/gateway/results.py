@@ -25,7 +25,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ..tools.define import OutputMismatch
+from ..tools.definition import OutputMismatch
 from ..tools.render import default_text
 
 _rendered: contextvars.ContextVar[tuple[Any, list[dict[str, Any]]] | None] = contextvars.ContextVar(

@@ -19,7 +19,7 @@ from ..errors import HarnessError
 from ..plugin import spec_of, validate_config
 from .builtin import BUILTINS
 from .config import LoadedConfig, Plan
-from .problems import Problem
+from .config_problems import Problem
 
 PROVIDERS = ("harness:openai", "harness:anthropic")
 """Entry names known to provide the ``llm`` service."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ..tools.tools_service import ToolsService
+from ..tools.service import ToolsService
 
 
 class _Builtins(dict[str, Any]):
@@ -29,9 +29,10 @@ BUILTINS: dict[str, Any] = _Builtins(
         "tools": ToolsService,
         "openai": "harness.llm.openai_chat:OpenAIChat",
         "anthropic": "harness.llm.anthropic_messages:AnthropicChat",
-        "agent": "harness.agent.agent_service:AgentService",
+        "agent": "harness.agent.service:AgentService",
         "mcp-client": "harness.gateway:plugin",
         "ray-executor": "harness.executor:plugin",
         "code": "harness.code:plugin",
+        "store": "harness.store:StoreService",
     }
 )

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .config_problems import Problem, missing_config
 from .entries import Entry, apply_patch, apply_set, check_shapes, flatten, parse_document
 from .env import Environment, MissingVariable, parse_switch
-from .problems import Problem, missing_config
 from .source import Refused, load_yaml
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
-from .problems import Problem
+from .config_problems import Problem
 from .source import LocatedDict, LocatedList
 
 ENTRY_KEYS = ("id", "name", "enabled", "disabled", "config", "inject", "insert")

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from ..context import Context
 from ..errors import ConfigError, HarnessError
 from ..fiber import Fiber, FiberState
-from ..tools.tools_service import ToolsService
+from ..tools.service import ToolsService
 from .config import Plan
-from .problems import Problem
+from .config_problems import Problem
 from .resolve import Resolved, ResolveError, Resolver, source_location
 
 REGISTRIES = ("tools", "resources", "prompts")
@@ -168,7 +168,7 @@ class Slots:
     def holding(self, fibers: list[Fiber]) -> contextlib.AbstractContextManager[object]:
         """The tools service's hold over ``fibers`` for one transaction: calls to their
         tools, or every call when one of them checks calls, wait until it ends (to callers
-        a reload is atomic, see :mod:`harness.tools.holds`)."""
+        a reload is atomic, see :mod:`harness.tools.reload_holds`)."""
         tools = self.root.get("tools")
         if tools is None or not fibers:
             return contextlib.nullcontext()

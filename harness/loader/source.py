@@ -19,7 +19,7 @@ import yaml
 
 from ..errors import ConfigError
 from .bounds import MAX_DEPTH, REFUSED_TAG, bounded, clean, within_bounds
-from .problems import Problem
+from .config_problems import Problem
 
 WITH_LIBYAML: bool = yaml.__with_libyaml__
 """Whether PyYAML was built with libyaml (then its C parser reads config files)."""

@@ -26,8 +26,8 @@ from pathlib import Path
 import yaml
 
 from ..errors import ConfigError
+from .config_problems import missing_config
 from .env import parse_switch
-from .problems import missing_config
 
 
 class UnknownEntry(ConfigError):

@@ -1,6 +1,6 @@
 """Serving the registry over MCP, with the official SDK's low-level server.
 
-One concept per module: :mod:`.surface` (the server and its notifications), :mod:`.catalog`
+One concept per module: :mod:`.surface` (the server and its notifications), :mod:`.tools_list`
 (the registry in MCP's format and its revision), :mod:`.approval` (elicitation and the sealed
 ``requestState``), :mod:`.results` (tool results as MCP content), :mod:`.hosts` (bind and
 ``Host`` checks) and :mod:`.auth` (bearer tokens and their throttle), both standard library
@@ -18,17 +18,17 @@ from ..lazy import lazy_exports
 if TYPE_CHECKING:
     from .approval import APPROVAL_KEY, McpApproval
     from .auth import TokenThrottle
-    from .catalog import Catalog
     from .hosts import allowed_hosts, check_bind, is_loopback, machine_names
     from .http.transport import BearerGate
     from .results import to_mcp_result
     from .surface import McpSurface, connection_of
+    from .tools_list import Catalog
 
 
 _HOMES = {
     "APPROVAL_KEY": "approval",
     "McpApproval": "approval",
-    "Catalog": "catalog",
+    "Catalog": "tools_list",
     "allowed_hosts": "hosts",
     "check_bind": "hosts",
     "is_loopback": "hosts",

@@ -8,10 +8,18 @@ from typing import Any, Protocol
 
 import mcp_types as types
 
-from ..tools.approval import ApprovalAnswer, Approved, CallSeal, Denied, Pending, SealError, prompt
-from ..tools.approvals import unanswerable
+from ..tools.approval_contract import (
+    ApprovalAnswer,
+    Approved,
+    CallSeal,
+    Denied,
+    Pending,
+    SealError,
+    prompt,
+)
+from ..tools.approval_requests import unanswerable
 from ..tools.calls import ToolCall
-from ..tools.questions import Answer
+from ..tools.inputs import Answer
 
 _log = logging.getLogger("harness.mcp")
 APPROVAL_KEY = "harness/approval"
@@ -52,9 +60,10 @@ class McpApproval:
     Handshake-era connections get an ``elicitation/create`` request while the call waits. On
     2026-07-28 connections the first round answers :class:`Pending`: the call ends as an
     ``InputRequiredResult`` whose ``requestState`` is sealed to the call's name and canonical
-    arguments (:class:`~harness.tools.approval.CallSeal`); the client's next round carries the
-    answer in ``inputResponses`` with that state, and only then is it read. An answer without
-    a valid state for this exact call, or a state used before, approves nothing.
+    arguments (:class:`~harness.tools.approval_contract.CallSeal`); the client's next round
+    carries the answer in ``inputResponses`` with that state, and only then is it read. An
+    answer without a valid state for this exact call, or a state used before, approves
+    nothing.
     """
 
     def __init__(

@@ -37,14 +37,13 @@ from .. import __version__
 from ..context import Context
 from ..errors import HarnessError
 from ..service import unwrap
-from ..tools.approval import CallSeal
-from ..tools.calls import ToolCall
+from ..tools.approval_contract import CallSeal
+from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import CALL_TOOL
-from ..tools.tools_service import ToolsService
-from . import problems
+from ..tools.service import ToolsService
+from . import log_messages
 from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
 from .auth import TokenThrottle
-from .catalog import Catalog
 from .changes import Changes
 from .hosts import check_bind
 from .http.fast_path import FastCalls, sdk_mirrored
@@ -53,6 +52,10 @@ from .http.transport import serve_app, streamable_app
 from .paging import page
 from .primitives import Primitives
 from .results import to_mcp_result
+from .tools_list import Catalog
+
+IDEMPOTENCY_KEY = "harness/idempotency-key"
+"""The ``_meta`` key of a ``tools/call`` that names the call in the journal (docs/store.md)."""
 
 
 class _Server(Server[Any]):
@@ -89,7 +92,7 @@ class McpSurface:
         """Handshake-era connections → the client session their calls carry."""
         self._told: weakref.WeakSet[Any] = weakref.WeakSet()
         """Handshake-era connections already sent the host's problems."""
-        self.levels = problems.LogLevels()
+        self.levels = log_messages.LogLevels()
         self.changes = Changes(root, self.bus, self.connections)
         self.primitives = Primitives(root)
         self._catalog: Catalog | None = None
@@ -154,13 +157,13 @@ class McpSurface:
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            await problems.reply(ctx, problems.current(self.root))
+            await log_messages.reply(ctx, log_messages.current(self.root))
         else:
             connection = self._remember(ctx)
             if connection not in self._told:  # once per connection, on its first listing
                 self._told.add(connection)
-                found = problems.current(self.root)
-                await problems.reply(ctx, found, self.levels.of(connection))
+                found = log_messages.current(self.root)
+                await log_messages.reply(ctx, found, self.levels.of(connection))
         return page(self.catalog().listing, "tools", params, self.tools.config.page_size)
 
     async def _initialized(self, ctx: Any, params: types.NotificationParams) -> None:
@@ -196,6 +199,13 @@ class McpSurface:
         if params.name == CALL_TOOL and self.catalog().searching:
             params = called(params)
         call = ToolCall(request_id, params.name, params.arguments or {}, client=client)
+        meta = getattr(params, "meta", None)  # the fast path's plain params have none
+        if isinstance(meta, dict) and IDEMPOTENCY_KEY in meta:
+            key = meta[IDEMPOTENCY_KEY]
+            if not isinstance(key, str) or not 0 < len(key) <= 200:
+                message = f"_meta[{IDEMPOTENCY_KEY!r}] must be a string of 1 to 200 characters"
+                return to_mcp_result(ToolResult.failure(call, "invalid_args", message))
+            call.key = key  # the call journal's (harness:store)
         # The client's user decides (elicitation), racing the approval object's other
         # answerers (a console page); a client that cannot ask is answered by them alone.
         asks = capabilities is not None and capabilities.elicitation is not None
@@ -259,7 +269,7 @@ class McpSurface:
 
     async def _tell_problems(self, found: list[Any]) -> None:
         for connection in list(self.connections):
-            await problems.notify(connection, "warning", found, self.levels.of(connection))
+            await log_messages.notify(connection, "warning", found, self.levels.of(connection))
 
     # -- transports ------------------------------------------------------------------------
 
@@ -353,7 +363,7 @@ def connection_of(session: ServerSession) -> Connection:
     A private attribute of the MCP SDK: handlers get a session made for one request, and
     no public way to its ``Connection``, which outlives the request and is what later
     ``list_changed`` notifications go through (keeping sessions instead would notify a
-    connection once per request it made). ``tests/test_private_apis.py`` fails when the
+    connection once per request it made). ``tests/repository/test_private_apis.py`` fails when the
     SDK changes this; here a change fails loudly rather than silently dropping notices.
     """
     connection = getattr(session, "_connection", None)

@@ -36,7 +36,7 @@ from typing import Any, overload
 from ..errors import DefinitionError
 from ..resources.completions import Completer, check_completers
 from ..resources.invoke import by_keywords
-from ..tools.function import parse_docstring
+from ..tools.from_function import parse_docstring
 from ..tools.icons import check_icons
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")

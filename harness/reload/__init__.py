@@ -24,7 +24,7 @@ from watchfiles._rust_notify import RustNotify
 from ..context import Context
 from ..errors import HarnessError
 from ..host import Host
-from ..loader.problems import Problem
+from ..loader.config_problems import Problem
 from ..service import Service
 from .index import SourceIndex
 from .report import FIX_HINT, ReloadReport, ToolLedger, new_problems

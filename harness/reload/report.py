@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..context import Context
-from ..loader.problems import Problem
+from ..loader.config_problems import Problem
 
 FIX_HINT = (
     "fix it and save again (the other entries keep running); `harness check` lists every problem"

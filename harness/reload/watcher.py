@@ -17,7 +17,8 @@ def notifier(folders: list[Path]) -> RustNotify:
     A private API of watchfiles, the only one hot reload uses: the public ``watch`` and
     ``awatch`` create this notifier inside their generator, on its first step, and say
     nothing once the OS watch is in place, so an edit made right after start-up could be
-    missed. ``tests/test_private_apis.py`` fails when its constructor or ``watch`` change.
+    missed. ``tests/repository/test_private_apis.py`` fails when its constructor or
+    ``watch`` change.
     Call ``notifier(...).watch(debounce_ms, step_ms, timeout_ms, stop_event)`` in a
     thread: it returns the ``(change, path)`` set, or ``"stop"`` / ``"timeout"``.
     """

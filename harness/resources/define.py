@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any, NoReturn, overload
 
 from ..errors import DefinitionError
-from ..tools.function import parse_docstring
+from ..tools.from_function import parse_docstring
 from ..tools.icons import check_icons
 from .completions import Completer, check_completers
 from .invoke import by_keywords

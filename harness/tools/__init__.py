@@ -1,9 +1,9 @@
 """Tools: definitions (``define_tool``, ``@tool``), the ``tools`` service and its pipeline."""
 
 from .calls import ERROR_CODES, Ask, Deny, ErrorCode, ToolCall, ToolResult
-from .define import ToolAnnotations, ToolDefinition, define_tool
-from .function import tool
-from .tools_service import ToolsConfig, ToolsService
+from .definition import ToolAnnotations, ToolDefinition, define_tool
+from .from_function import tool
+from .service import ToolsConfig, ToolsService
 
 __all__ = [
     "ERROR_CODES",

@@ -5,7 +5,7 @@ them too. ``resources/pre-read`` and ``prompts/pre-get`` are waterfalls like
 ``tools/pre-execute``: each listener is ``async (access, next)`` and returns ``await next()``
 or a decision (``"allow"``, ``"deny"``, ``"ask"``, ``Deny(reason)``, ``Ask(reason)``). Nobody
 is asked about a read, so ``ask`` refuses it as ``deny`` does. A gate a policy left closed
-while it reloads (:mod:`.gates`) refuses what it gated here too, by the access's
+while it reloads (:mod:`.policy_gates`) refuses what it gated here too, by the access's
 :attr:`~Access.subject` (``resource:<uri>``, ``prompt:<name>``), which is also what the
 bundled policy's rules match.
 """

@@ -19,6 +19,7 @@ ErrorCode = Literal[
     "tool_error",
     "invalid_output",
     "internal",
+    "interrupted",
 ]
 ERROR_CODES: tuple[ErrorCode, ...] = get_args(ErrorCode)
 
@@ -44,12 +45,15 @@ class ToolCall:
     """The client session the call came from outside any agent session (an MCP
     connection's, ``mcp-...``), else None: an ``allow_session`` answer covers that client's
     later calls of the tool. With neither a session nor a client it counts as ``allow_once``."""
-    asker: Any = field(default=None, repr=False, compare=False)
-    """Who answers the call's ``ask``: what its surface passed, ``execute(call,
-    approval=...)``, which the pipeline records here; None: the approval object's
-    answerers. A call made inside this one (a ``run_code`` program's) carries the same
-    asker, session and client, so its question reaches the person who ran the program and
-    nobody else."""
+    key: str | None = None
+    """The call's idempotency key, else None: with a store loaded (``harness:store``), a
+    keyed call of a tool that is not ``read_only`` is journaled, and a repeat of the key is
+    answered from the journal (an agent's calls: its session and call id; MCP's
+    ``_meta["harness/idempotency-key"]``; the console API's ``Idempotency-Key`` header)."""
+    context: Any = field(default=None, repr=False, compare=False)
+    """The call's :class:`~harness.tools.call_context.CallContext`: made where the call
+    entered (``CallContext(call, surface, client)`` sets it), else by the kernel when a stage
+    or the body needs one. Listeners read it here."""
 
     @classmethod
     def of(cls, call: ToolCall | Mapping[str, Any]) -> ToolCall:
@@ -69,6 +73,7 @@ class ToolCall:
         parent = call.get("parent")
         session = call.get("session")
         client = call.get("client")
+        key = call.get("key")
         return cls(
             id=str(call_id) if call_id is not None else f"call-{next(_call_ids)}",
             name=name,
@@ -76,6 +81,7 @@ class ToolCall:
             parent=None if parent is None else str(parent),
             session=None if session is None else str(session),
             client=None if client is None else str(client),
+            key=None if key is None else str(key),
         )
 
 
@@ -85,7 +91,7 @@ class Pending:
 
     ``prompt`` is what the person is asked; ``data`` is whatever the surface needs to send the
     question (an MCP elicitation request, say). Neither is interpreted by the pipeline. (Part
-    of the approval contract, :mod:`harness.tools.approval`; defined here for ToolResult.)
+    of the approval contract, :mod:`harness.tools.approval_contract`; defined here for ToolResult.)
     """
 
     prompt: str = ""

@@ -33,6 +33,8 @@ from typing import Any
 
 import anyio
 
+from .pace import INF, Pace
+
 _monotonic = time.monotonic
 
 
@@ -58,6 +60,7 @@ def start(
     coro: Coroutine[Any, Any, Any],
     seconds: float | None,
     loop: asyncio.AbstractEventLoop | None,
+    pace: Pace | None = None,
 ) -> Any:
     """Run ``coro``'s first step now: the value it returned, or a :class:`Later` if it suspended.
 
@@ -66,7 +69,18 @@ def start(
     one place the first-step trick is written): no coroutine is created around the body,
     nothing is allocated for it, and a body that returns on its first step costs one
     ``send``. What the first step raises propagates.
+
+    With ``pace`` (a body that takes a context, :mod:`.pace`), the deadline is the pace's:
+    ``total`` and ``idle``, moved by progress and paused while the body waits for answers.
     """
+    if pace is not None:
+        if loop is None:
+            return Later(_paced_scope(coro, pace))
+        try:
+            waiting = coro.send(None)
+        except StopIteration as done:
+            return done.value
+        return Later(finish_by(coro, waiting, loop, 0.0, pace))
     if loop is None and seconds is not None:  # trio (no asyncio loop), whose deadlines are
         return Later(_scoped(coro, seconds))  # scopes: entered before the first step
     began = _monotonic()  # the deadline counts from before the first step
@@ -142,14 +156,36 @@ class CancelOnce:
         return self.task.cancelling() > self.before
 
 
+async def _paced_scope(coro: Coroutine[Any, Any, Any], pace: Pace) -> tuple[Any, bool]:
+    """Trio: the body in a cancel scope whose deadline follows ``pace``."""
+    clock = anyio.current_time
+
+    def loop_time(deadline: float) -> float:
+        return deadline if deadline == INF else clock() + (deadline - _monotonic())
+
+    with anyio.CancelScope(deadline=loop_time(pace.deadline())) as scope:
+
+        def moved(deadline: float) -> None:
+            scope.deadline = loop_time(deadline)
+
+        pace.moved = moved
+        try:
+            return await coro, False
+        finally:
+            pace.moved = None
+    return None, scope.cancelled_caught
+
+
 @types.coroutine
 def finish_by(
     coro: Coroutine[Any, Any, Any],
     waiting: Any,
     loop: asyncio.AbstractEventLoop,
     deadline: float,
+    pace: Pace | None = None,
 ) -> Generator[Any, Any, tuple[Any, bool]]:
-    """Finish a coroutine that has already yielded ``waiting`` to the loop, by ``deadline``.
+    """Finish a coroutine that has already yielded ``waiting`` to the loop, by ``deadline``
+    (the loop's time), or by ``pace``'s deadline as it moves.
 
     This is what ``await`` does, picked up after the first step: each value the body
     yields goes to the loop, each value or exception the loop sends back goes to the body.
@@ -158,8 +194,25 @@ def finish_by(
     if task is None:  # not in a task (a bare coroutine driven by hand): no deadline
         return (yield from _pass_through(coro, waiting)), False
     timer = CancelOnce(task)
-    handle = None
-    if loop.time() >= deadline:  # the first step alone used up the time
+    handle: asyncio.TimerHandle | None = None
+    if pace is not None:
+
+        def moved(deadline: float) -> None:
+            nonlocal handle
+            if handle is not None:
+                handle.cancel()
+                handle = None
+            if timer.fired or deadline == INF:
+                return
+            at = loop.time() + (deadline - _monotonic())
+            if at <= loop.time():
+                timer.fire()
+            else:
+                handle = loop.call_at(at, timer.fire)
+
+        pace.moved = moved
+        moved(pace.deadline())
+    elif loop.time() >= deadline:  # the first step alone used up the time
         timer.fire()
     else:
         handle = loop.call_at(deadline, timer.fire)
@@ -170,6 +223,8 @@ def finish_by(
             return None, True
         raise
     finally:
+        if pace is not None:
+            pace.moved = None
         if handle is not None:
             handle.cancel()
         if timer.pending:

@@ -8,7 +8,7 @@ search (:mod:`harness.search.index`). A search sees only what its caller may use
 - a tool a plugin hides is never a hit: the bundled policy hides the tools it ``deny``\\ s
   (a tool it ``ask``\\ s about is found: it may run once someone approves);
 - while a policy is not loaded (its own reload, a failed apply), everything it gated is
-  left out, as its calls are refused (the closed gates, :mod:`.gates`);
+  left out, as its calls are refused (the closed gates, :mod:`.policy_gates`);
 - ``tools``: globs over names (the agent passes its ``tools`` globs);
 - ``search_tools`` and ``call_tool``, the search tools themselves, are never hits.
 """
@@ -26,10 +26,10 @@ import anyio
 from ..errors import ToolArgsError
 from ..search import Document, Hit, SearchConfig, SearchIndex, make_ranker
 from ..search.index import Ranked, pick
-from .define import ToolDefinition, define_tool
+from .definition import ToolDefinition, define_tool
 
 if TYPE_CHECKING:
-    from .gates import Gates
+    from .policy_gates import Gates
 
 SEARCH_TOOL = "search_tools"
 CALL_TOOL = "call_tool"

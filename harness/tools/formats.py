@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from .define import ToolDefinition
+from .definition import ToolDefinition
 
 Format = Literal["openai", "anthropic", "mcp"]
 FORMATS: tuple[Format, ...] = ("openai", "anthropic", "mcp")

@@ -6,7 +6,7 @@ here; nothing else runs a tool. Read :func:`execute` top to bottom for the whole
 
     entry        a ToolCall; a caller already cancelled starts nothing
     policy       a closed gate, then tools/pre-execute: allow / deny / ask
-    approval     an ask goes to the approval object (harness.tools.approvals), raced
+    approval     an ask goes to the approval object (harness.tools.approval_requests), raced
                  against the asker the surface passed (or a plugin's approval service)
     stage 2      tools/execute wraps the innermost step:
                    validation (the acceptor's quick yes, else bind), deadline, body,
@@ -14,8 +14,9 @@ here; nothing else runs a tool. Read :func:`execute` top to bottom for the whole
     stage 3      tools/post-execute may replace the result
     result       tools/result is emitted for every result; execute never raises
 
-One fast branch (nobody listens, no gate closed, the tool exists) runs :func:`innermost`
-at once; the general branch runs every stage that has listeners. :func:`innermost` is
+One fast branch (nobody listens, no gate closed, the tool exists, no journaled key) runs
+:func:`innermost` at once; the general branch runs every stage that has listeners, and a
+keyed call's stage 2 through the call journal (:mod:`.journaling`). :func:`innermost` is
 synchronous as far as it can be: an async body's first step runs at once
 (:func:`~harness.tools.deadline.start`), and a body that returns on it gives its result
 back with nothing left to await.
@@ -36,24 +37,28 @@ import anyio
 from ..errors import ToolArgsError
 from ..service import unwrap
 from . import jsonvalue, traces
-from .approval import Approved, Denied, Pending, decide
-from .approvals import Approvals
+from .approval_contract import Approved, Denied, Pending, decide
+from .approval_requests import Approvals
+from .call_context import ApproverClient, CallContext
 from .calls import DEFAULT_TEXT, Ask, Deny, ToolCall, ToolResult
+from .cancel_check import caller_cancelled
 from .deadline import Later, running_loop, start
-from .define import OutputMismatch, ToolDefinition, unchecked
+from .definition import OutputMismatch, ToolDefinition, unchecked
+from .inputs import InputRequired
+from .journaling import Journal, journal_of
 from .jsonvalue import BIG, is_json
+from .pace import Pace
 from .render import RenderError, render
-from .scopes import caller_cancelled
 
 if TYPE_CHECKING:
     from ..context import Context
     from ..events import EventBus
     from .config import ToolsConfig
-    from .gates import Gates
+    from .policy_gates import Gates
 
 
 class Tools(Protocol):
-    """What the kernel reads of the tools service (:mod:`.tools_service`)."""
+    """What the kernel reads of the tools service (:mod:`.service`)."""
 
     ctx: Context
     config: ToolsConfig
@@ -62,11 +67,14 @@ class Tools(Protocol):
     _gates: Gates
     _definitions: dict[str, ToolDefinition]
     approvals: Approvals
+    journal: Journal | None
 
     async def _reloaded(self, name: str) -> ToolDefinition | None: ...
 
 
 _log = logging.getLogger("harness.tools")
+STAGES = frozenset(("tools/pre-execute", "tools/execute", "tools/post-execute", "tools/result"))
+"""The events whose listeners take a call off the fast branch (no other listener does)."""
 _isfinite = math.isfinite
 _get_running_loop = asyncio.get_running_loop
 
@@ -77,10 +85,11 @@ async def execute(
     """Run one call through the pipeline (``ToolsService.execute`` is this function). Never
     raises; failures are results.
 
-    ``approval`` answers this call's ``ask`` decisions before the approval service does (a
-    surface passes the one that can reach the person behind the call); it is recorded as
-    ``call.asker``, so calls made inside this one ask it too. Without it, ``call.asker``
-    (an inner call's, inherited) answers.
+    The call's :class:`~harness.tools.call_context.CallContext` (``call.context``, made by
+    its surface) says who is calling and who answers; a call without one gets a Python
+    surface's when a stage or the body needs it. ``approval`` (an object with
+    ``request(call, reason)``) answers this call's ``ask`` decisions before the approval
+    object's other answerers: it becomes the context's client.
     """
     # -- entry ----------------------------------------------------------------------------
     if type(call) is not ToolCall:
@@ -92,10 +101,14 @@ async def execute(
         loop: asyncio.AbstractEventLoop | None = _get_running_loop()
     except RuntimeError:  # trio
         loop = None
-    if approval is None:
-        approval = call.asker
-    else:
-        call.asker = approval
+    ctx: CallContext | None = call.context
+    if approval is not None:
+        if ctx is None:
+            ctx = CallContext(call, "python", ApproverClient(approval, call.client))
+        else:
+            ctx.client = ApproverClient(approval, ctx.client.id)
+    if ctx is not None and ctx.tools is None:
+        ctx.tools = tools
     layers, bus, gates = tools._layers, tools._bus, tools._gates
     if caller_cancelled(loop):  # no stage runs, nothing starts
         result = cancelled(call, "before it started")
@@ -108,22 +121,35 @@ async def execute(
     denial: ToolResult | None = None
     try:
         tool = tools._definitions.get(call.name)
-        fast = not layers and not gates.engaged and tool is not None and approval is None
+        # the call journal (harness.tools.journaling): keyed calls of tools not read_only
+        journal = None if call.key is None else journal_of(tools.journal, tool)
+        fast = (
+            not gates.engaged
+            and tool is not None
+            and journal is None
+            and (not layers or STAGES.isdisjoint(layers))  # MCP's listeners are elsewhere
+        )
         if fast:  # -- the fast branch: no stage has listeners, no gate is closed or held ----
+            if ctx is None and tool.takes_context:  # type: ignore[union-attr]
+                CallContext(call, tools=tools)
             ran: ToolResult | Awaitable[ToolResult] = innermost(
                 tool, call, tools.config.timeout, loop
             )
         else:  # -- the general branch: the stages that have listeners, and the gates ------
             # policy: a gate its policy left closed while unloaded (a reload of the call's
             # tool, or of a plugin that checks calls, is waited for), then tools/pre-execute
+            if ctx is None:  # listeners read call.context
+                ctx = CallContext(call, tools=tools)
             if gates.engaged:
                 denial = await gates.admit(call, tools.config.reload_wait)
             if denial is None and "tools/pre-execute" in layers:
                 decision = await bus.waterfall("tools/pre-execute", (call,), _allow)
                 if decision != "allow":  # approval: deny, or ask the approval object
-                    denial = await approve(tools, call, decision, approval)
+                    denial = await approve(tools, ctx, decision)
             if denial is not None:
                 ran = denial
+            elif journal is not None and tool is not None:  # stage 2, at most once per key
+                ran = journal.run(call, tool, partial(_stage_2, tools, call))
             else:
                 if "tools/execute" in layers:  # stage 2 wraps the innermost step
                     inner = partial(innermost_async, tools, call)
@@ -177,21 +203,29 @@ def innermost(
                     raise ToolArgsError(f"arguments are not valid JSON ({exc})") from None
             elif not is_json(args):
                 raise ToolArgsError(f"arguments are not valid JSON: {jsonvalue.problem(args)}")
-            body = tool.bind(args, call) if tool.takes_call else tool.bind(args)
+            body = tool.bind(args, call.context) if tool.takes_context else tool.bind(args)
         except ToolArgsError as exc:
             return _invalid_args(call, exc)
     # -- deadline and body: a sync body in a worker thread, an async one's first step now --
     timeout = tool.timeout if tool.timeout is not None else default_timeout
     if body is not None and not tool.is_async:
         return _finish(call, tool, _threaded(body, timeout), timeout)
+    pace = None
+    if tool.takes_context:  # its deadline follows progress and pauses for answers
+        ctx = call.context
+        ctx.used = 0  # a body run again (a later input round) takes recorded answers anew
+        if timeout is not None or tool.idle is not None:
+            pace = ctx.pace = Pace(timeout, tool.idle)
+        if body is None:
+            body = partial(tool.execute, args, ctx)
     try:
-        started = start(tool.execute(args) if body is None else body(), timeout, loop)
+        started = start(tool.execute(args) if body is None else body(), timeout, loop, pace)
     except BaseException as exc:
         if _passes(exc):
             raise
         return _raised(call, exc)
     if type(started) is Later:
-        return _finish(call, tool, started.rest, timeout)
+        return _finish(call, tool, started.rest, timeout, pace)
     return _outcome(call, tool, started)
 
 
@@ -200,6 +234,18 @@ async def innermost_async(tools: Tools, call: ToolCall) -> ToolResult:
     ``tools/execute``, and what an executor runs for a call its host decided on."""
     ran = innermost(await current(tools, call), call, tools.config.timeout, running_loop())
     return ran if isinstance(ran, ToolResult) else await ran
+
+
+async def _stage_2(tools: Tools, call: ToolCall) -> ToolResult:
+    """``tools/execute`` around the innermost step (a journaled call's step)."""
+    if "tools/execute" in tools._layers:
+        return _checked(
+            await tools._bus.waterfall(
+                "tools/execute", (call,), partial(innermost_async, tools, call)
+            ),
+            "tools/execute",
+        )
+    return await innermost_async(tools, call)
 
 
 async def current(tools: Tools, call: ToolCall) -> ToolDefinition | None:
@@ -216,6 +262,7 @@ async def _finish(
     tool: ToolDefinition,
     pending: Awaitable[tuple[Any, bool]],
     seconds: float | None,
+    pace: Pace | None = None,
 ) -> ToolResult:
     try:
         value, timed_out = await pending
@@ -224,6 +271,10 @@ async def _finish(
             raise
         return _raised(call, exc)
     if timed_out:
+        if pace is not None and pace.idle_out():
+            return ToolResult.failure(
+                call, "timeout", f"Tool {call.name} {pace.describe()} and was stopped"
+            )
         return timeout_result(call, seconds)
     return _outcome(call, tool, value)
 
@@ -283,9 +334,10 @@ def _checked(result: Any, stage: str) -> ToolResult:
     return result
 
 
-async def approve(tools: Tools, call: ToolCall, decision: Any, approval: Any) -> ToolResult | None:
+async def approve(tools: Tools, ctx: CallContext, decision: Any) -> ToolResult | None:
     """A pre-execute decision other than allow: None to run the call, else the result that
     ends it (``denied``, or ``approval_pending`` when the answer comes in a later request)."""
+    call = ctx.call
     if decision == "deny":
         decision = Deny()
     elif decision == "ask":
@@ -297,7 +349,7 @@ async def approve(tools: Tools, call: ToolCall, decision: Any, approval: Any) ->
             f"tools/pre-execute produced {decision!r}; listeners must return 'allow', "
             "'deny', 'ask', Deny(reason), Ask(reason) or the result of await next()"
         )
-    answer = await ask(tools, call, decision.reason, approval)
+    answer = await ask(tools, ctx, decision.reason)
     if isinstance(answer, Approved):
         return None
     if isinstance(answer, Pending):
@@ -309,17 +361,16 @@ async def approve(tools: Tools, call: ToolCall, decision: Any, approval: Any) ->
     return ToolResult.failure(call, "denied", f"Tool denied: {decision.reason} ({why})")
 
 
-async def ask(
-    tools: Tools, call: ToolCall, reason: str, asker: Any = None
-) -> Approved | Denied | Pending:
-    """Ask about ``call``: a plugin's own ``approval`` service when one is loaded and the
-    call has no asker, else the approval object (:mod:`.approvals`), which races the asker
-    (the surface's, or the outer call's for an inner call) against every other answerer."""
-    if asker is None:
+async def ask(tools: Tools, ctx: CallContext, reason: str) -> Approved | Denied | Pending:
+    """Ask about ``ctx``'s call: the call's client when it can answer approvals, raced by
+    the approval object (:mod:`.approval_requests`) against its other answerers; else a
+    plugin's own ``approval`` service when one is loaded, else the approval object alone."""
+    approver = ctx.client.approver(ctx)
+    if approver is None:
         service = tools.ctx.get("approval")
         if service is not None and unwrap(service) is not tools.approvals:
-            return await decide(service, call, reason)
-    return await tools.approvals.decide(call, reason, asker)
+            return await decide(service, ctx.call, reason)
+    return await tools.approvals.decide(ctx.call, reason, approver)
 
 
 def _passes(exc: BaseException) -> bool:
@@ -329,6 +380,8 @@ def _passes(exc: BaseException) -> bool:
 
 def _raised(call: ToolCall, exc: BaseException) -> ToolResult:
     """What the body raised, as a result."""
+    if type(exc) is InputRequired:  # the caller answers in its next request
+        return input_required(call, exc)
     if isinstance(exc, ToolArgsError):
         return _invalid_args(call, exc)
     if isinstance(exc, Exception):
@@ -382,6 +435,15 @@ def timeout_result(call: ToolCall, seconds: float | None) -> ToolResult:
     return ToolResult.failure(
         call, "timeout", f"Tool {call.name} timed out after {seconds:g} seconds"
     )
+
+
+def input_required(call: ToolCall, exc: InputRequired) -> ToolResult:
+    """The end of an input round: ``approval_pending``, carrying the requests (key → wire)
+    for the surface to send (an MCP 2026-07-28 ``InputRequiredResult``)."""
+    message = f"Tool {call.name} is waiting for input from the caller"
+    result = ToolResult.failure(call, "approval_pending", message)
+    result.pending = Pending(message, exc.requests)
+    return result
 
 
 def cancelled(call: ToolCall, when: str = "") -> ToolResult:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .formats import mcp
-from .tools_service import ToolsService
+from .service import ToolsService
 
 
 def tools_markdown(tools: ToolsService, title: str = "Tool reference") -> str:

@@ -3,7 +3,7 @@
 Tools are registered as effects of the calling plugin (unloading it removes them); every
 change emits ``tools/change`` (the shape every registry shares, :mod:`harness.registry`).
 The list order and the schemas are computed once per change, not per call.
-:class:`~harness.tools.tools_service.ToolsService` adds the execution pipeline.
+:class:`~harness.tools.service.ToolsService` adds the execution pipeline.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from ..registry import Entry, Registry
 from ..service import caller_aware
 from . import formats
 from .config import ToolsConfig
-from .define import ToolDefinition
+from .definition import ToolDefinition
 from .finding import Finder, Hidden
-from .function import tool as tool_from_function
-from .gates import Gates
-from .holds import Hold, failed_checkers
+from .from_function import tool as tool_from_function
+from .policy_gates import Gates
+from .reload_holds import Hold, failed_checkers
 from .reserved import Clash, Reservation, clashes
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class ToolRegistry(Registry[ToolDefinition]):
         """Hold the calls that replacing ``fibers`` concerns until the block ends.
 
         The host wraps each transaction that disposes running fibers and applies their new
-        versions (or the old ones again) in this; see :mod:`.holds` for who waits and how
+        versions (or the old ones again) in this; see :mod:`.reload_holds` for who waits and how
         long. Yields the hold (None for no fibers).
         """
         if not fibers:

@@ -162,3 +162,14 @@ def fail(span: Any, kind: str, message: str, content: bool) -> None:
 def failed(span: Any, exc: BaseException, content: bool) -> None:
     """Mark ``span`` failed by an exception (cancellation included)."""
     fail(span, type(exc).__qualname__, str(exc), content)
+
+
+def log_event(level: str, message: str, content: bool) -> None:
+    """A running tool's log entry (``ctx.log``) as an event of the current span: its level,
+    and its message only with ``trace_content``."""
+    from opentelemetry import trace
+
+    attributes = {"level": level}
+    if content:
+        attributes["message"] = message
+    trace.get_current_span().add_event("tool.log", attributes)

@@ -24,7 +24,7 @@ import anyio
 from ..errors import HarnessError
 from ..loader.writeback import set_enabled
 from ..tools import jsonvalue
-from ..tools.approvals import Approvals
+from ..tools.approval_requests import Approvals
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.formats import mcp as mcp_schema
 from ..tools.kernel import cancelled
@@ -201,15 +201,19 @@ class WebConsole:
 
     # -- actions ---------------------------------------------------------------------------
 
-    async def call(self, name: str, args: Any, call_id: str) -> dict[str, Any]:
+    async def call(
+        self, name: str, args: Any, call_id: str, key: str | None = None
+    ) -> dict[str, Any]:
         """Run one call through the full pipeline: ``ToolResult.to_dict()`` + ``duration_ms``.
+        ``key`` is its idempotency key (with a store loaded, a repeat is answered from the
+        call journal).
 
         While it runs, :meth:`cancel` with its id ends it ``cancelled``. Raises
         :class:`CallRunning` when a call with this id is running already.
         """
         if call_id in self._running:
             raise CallRunning(f"a call with id {call_id!r} is running already; use another id")
-        call = ToolCall(call_id, name, args)
+        call = ToolCall(call_id, name, args, key=key)
         started = time.perf_counter()
         result: ToolResult | None = None
         with anyio.CancelScope() as scope:

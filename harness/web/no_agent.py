@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..loader.agent_cause import AgentCause, agent_cause
-from ..loader.problems import Problem
+from ..loader.config_problems import Problem
 
 if TYPE_CHECKING:
     from ..host import Host

@@ -8,6 +8,7 @@
 ``GET /api/tools``                        the tools with their schemas
 ``GET /api/tools/search?q=&limit=``       ``{"query", "tools": [{name, description, score}]}``
 ``POST /api/tools/{name}/call``           ``{"args": {...}, "id"?}`` → ``ToolResult.to_dict()``
+                                          (``Idempotency-Key``: journaled, docs/store.md)
 ``POST /api/calls/{id}/cancel``           cancel that running call (its result: ``cancelled``)
 ``GET /api/approvals``                    the open approval requests
 ``POST /api/approvals/{id}``              ``{"decision", "reason"}``
@@ -35,7 +36,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..errors import ConfigError, HarnessError
 from ..loader.writeback import UnknownEntry
-from ..tools.approvals import DECISIONS
+from ..tools.approval_requests import DECISIONS
 from .console import CallRunning, WebConsole
 from .sessions import session_routes
 
@@ -46,6 +47,8 @@ MAX_QUERY = 500
 MAX_HITS = 50
 ID = re.compile(r"[A-Za-z0-9_.:~-]{1,200}")
 """A call id the client chooses: it goes into ``/api/calls/{id}/cancel`` as it is."""
+KEY = re.compile(r"[!-~]{1,200}")
+"""An ``Idempotency-Key``: the call's key in the journal, shared with MCP's (docs/store.md)."""
 
 
 class BadRequest(Exception):
@@ -129,8 +132,11 @@ def build_app(console: WebConsole) -> Starlette:
         call_id = body.get("id") or f"web-{secrets.token_hex(6)}"
         if not isinstance(call_id, str) or not ID.fullmatch(call_id):
             raise BadRequest(400, f"id must be 1 to 200 letters, digits or {ID_PUNCTUATION}")
+        key = request.headers.get("idempotency-key")
+        if key is not None and not KEY.fullmatch(key):
+            raise BadRequest(400, "Idempotency-Key must be 1 to 200 printable ASCII characters")
         try:
-            result = await console.call(request.path_params["name"], args, call_id)
+            result = await console.call(request.path_params["name"], args, call_id, key)
         except CallRunning as exc:
             return fail(409, str(exc))
         return JSONResponse(result)

@@ -10,7 +10,7 @@ import pytest
 
 from harness import Host
 from harness.testing import Reply, Rule, ScriptedServer, call
-from harness.tools.approvals import ApprovalError
+from harness.tools.approval_requests import ApprovalError
 
 from ..providers import call_id, model_yaml, sent
 from .conftest import PLUGINS, turn, write

@@ -6,9 +6,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import mcp_types as types
 import pytest
 from mcp import Client
 
@@ -16,7 +14,7 @@ from harness import Host
 from harness.mcp import McpSurface
 from harness.testing import ScriptedServer
 
-from ..helpers import HARNESS
+from ..helpers import HARNESS, Elicitor
 from .conftest import PLUGINS, write
 
 pytestmark = pytest.mark.anyio
@@ -48,22 +46,17 @@ async def test_mcp_clients_still_approve_through_elicitation(
     tmp_path: Path, server: ScriptedServer
 ) -> None:
     config = write(tmp_path / "cordis.yml", CONFIG.format(plugins=PLUGINS, url=server.url))
-    asked: list[str] = []
-
-    async def elicit(context: Any, params: Any) -> types.ElicitResult:
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"approve": True})
-
+    person = Elicitor()
     async with Host(config) as host:
         assert host.ctx.get("approval") is not None  # the agent's broker
         surface = McpSurface(host.ctx)
         surface.attach()
-        async with Client(surface.server, mode="legacy", elicitation_callback=elicit) as client:
+        async with Client(surface.server, mode="legacy", elicitation_callback=person) as client:
             result = await client.session.call_tool("echo", {"text": "via mcp"})
         assert host.ctx.approval.pending() == []
     assert result.is_error is False
-    assert asked
-    assert "echo" in asked[0]
+    assert person.asked
+    assert "echo" in person.asked[0]
 
 
 async def test_a_console_less_call_outside_sessions_is_denied_at_once(

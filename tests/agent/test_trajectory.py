@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent.catalog import (
+from harness.agent.log import SessionStore, dumps, read_events
+from harness.agent.session_list import (
     Catalog,
     check_query,
     check_title,
     summary,
     summary_of_bytes,
 )
-from harness.agent.log import SessionStore, dumps, read_events
 from harness.agent.trajectory import tokens_of, trajectory
 from harness.errors import RecordError
 

@@ -3,7 +3,7 @@
 The real ``harness chat --demo`` in a subprocess, in a fresh ``harness init`` folder whose git
 tools are off (as init writes them): "recent commits" calls ``git_log_reader`` on the project,
 "capital of France?" calls no tool, and the demo model is named as such in the banner and
-the session log. ``python -m harness.testing`` serves the same rules to the official openai
+the session log. ``python -m harness.demo`` serves the same rules to the official openai
 SDK.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import openai
 import pytest
 
-from harness.testing.demo import DEMO_MODEL
+from harness.demo.model import DEMO_MODEL
 
 from ..helpers import git, run_harness
 
@@ -102,7 +102,7 @@ def test_a_config_without_model_or_agent_entries_gets_them(tmp_path: Path) -> No
 def test_python_m_harness_testing_serves_the_demo(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
     server = subprocess.Popen(
-        [sys.executable, "-m", "harness.testing", "--project", str(tmp_path)],
+        [sys.executable, "-m", "harness.demo", "--project", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -133,7 +133,7 @@ def test_python_m_harness_testing_serves_the_demo(tmp_path: Path) -> None:
             if stream is not None:
                 stream.close()
     usage = subprocess.run(
-        [sys.executable, "-m", "harness.testing", "--help"], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "harness.demo", "--help"], capture_output=True, text=True, env=env
     )
     assert usage.returncode == 0
-    assert "usage: python -m harness.testing" in usage.stdout
+    assert "usage: python -m harness.demo" in usage.stdout

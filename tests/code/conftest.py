@@ -12,7 +12,7 @@ import pytest
 
 from harness import Host, ToolCall, ToolResult, define_tool
 from harness.service import unwrap
-from harness.tools.tools_service import ToolsService
+from harness.tools.service import ToolsService
 
 from ..helpers import ROOT, write
 

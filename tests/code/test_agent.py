@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness import Host
-from harness.agent.agent_service import CODE_RULES
+from harness.agent.service import CODE_RULES
 from harness.testing import Reply, Rule, ScriptedServer
 
 from ..helpers import write

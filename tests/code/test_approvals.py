@@ -12,8 +12,9 @@ from mcp import Client
 
 from harness import Host, ToolCall, ToolResult
 from harness.mcp import McpSurface
-from harness.tools.approval import ApprovalAnswer, Approved, Denied
+from harness.tools.approval_contract import ApprovalAnswer, Approved, Denied
 
+from ..helpers import Elicitor
 from .conftest import project
 
 pytestmark = pytest.mark.anyio
@@ -119,13 +120,10 @@ async def test_over_mcp_the_client_is_asked_mid_program_through_elicitation(
 async def test_a_client_that_answers_between_requests_gets_a_denial_saying_why(
     tmp_path: Path,
 ) -> None:
-    async def elicit(context: Any, params: Any) -> types.ElicitResult:
-        return types.ElicitResult(action="accept", content={"approve": True})
-
     async with Host(project(tmp_path)) as host:
         surface = McpSurface(host.ctx)
         surface.attach()
-        async with Client(surface.server, elicitation_callback=elicit) as client:
+        async with Client(surface.server, elicitation_callback=Elicitor()) as client:
             result = await client.session.call_tool("run_code", {"code": PROGRAM})
     assert result.is_error is False
     output = (result.structured_content or {})["output"]

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from harness import Host, ToolCall, ToolResult, define_tool
-from harness.tools.approval import ApprovalAnswer, Approved
+from harness.tools.approval_contract import ApprovalAnswer, Approved
 
 from .conftest import project
 from .test_approvals import PROGRAM

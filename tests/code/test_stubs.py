@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from harness import Host, define_tool
 from harness.code.names import RESERVED
 from harness.code.stubs import stubs
-from harness.tools.define import ToolDefinition
+from harness.tools.definition import ToolDefinition
 
 from . import upstream_server
 from .conftest import project, run

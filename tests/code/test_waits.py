@@ -15,8 +15,8 @@ from mcp import Client
 from harness import Host, ToolCall, ToolResult
 from harness.mcp import McpSurface
 from harness.service import unwrap
-from harness.tools.approval import Approved, Denied
-from harness.tools.tools_service import ToolsService
+from harness.tools.approval_contract import Approved, Denied
+from harness.tools.service import ToolsService
 
 from .conftest import Hold, project, run
 

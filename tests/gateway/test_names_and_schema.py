@@ -9,7 +9,7 @@ import pytest
 from harness.errors import ToolArgsError
 from harness.gateway.names import default_prefix, mount_name, selected
 from harness.gateway.schema import UnusableSchema, compile_checker, input_schema
-from harness.tools.define import NAME_PATTERN
+from harness.tools.definition import NAME_PATTERN
 
 
 def digest(name: str) -> str:

@@ -16,8 +16,8 @@ from harness import Host
 from harness.mcp import McpSurface
 
 from ..helpers import HARNESS
+from ..mcp.test_surface import Served
 from ..resources.conftest import docs_project
-from ..test_mcp import Served
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]

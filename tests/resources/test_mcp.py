@@ -19,7 +19,7 @@ from harness import Host
 from harness.mcp import McpSurface
 
 from ..helpers import HARNESS
-from ..test_mcp import Served
+from ..mcp.test_surface import Served
 from .conftest import DOCS, PNG, docs_project
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from ..helpers import HARNESS
-from ..test_mcp import Served
+from ..mcp.test_surface import Served
 from .test_tools_search import CATALOGUE, project
 
 pytestmark = pytest.mark.anyio

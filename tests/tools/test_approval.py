@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from harness import Ask, Context, Service, ToolCall, ToolResult, define_tool
-from harness.tools.approval import (
+from harness.tools.approval_contract import (
     ApprovalService,
     Approved,
     CallSeal,
@@ -21,6 +21,7 @@ from harness.tools.approval import (
     prompt,
     visible,
 )
+from harness.tools.call_context import ApproverClient, CallContext
 
 from .conftest import tool_plugin
 
@@ -293,7 +294,9 @@ async def _outer_tools(
         started.set()
         await go.wait()
         asker = people.get(args.get("who", ""))
-        inner = ToolCall(f"{args['id']}/1", "write", {"path": "a"}, parent=args["id"], asker=asker)
+        inner = ToolCall(f"{args['id']}/1", "write", {"path": "a"}, parent=args["id"])
+        if asker is not None:
+            CallContext(inner, "code", ApproverClient(asker))
         result = await root.tools.execute(inner)
         made.append(inner.id)
         if len(made) == outers:
@@ -316,7 +319,8 @@ async def test_the_surface_s_asker_is_recorded_on_the_call(gated: Context) -> No
     call = ToolCall("1", "write", {"path": "a"})
     result = await gated.tools.execute(call, approval=person)
     assert result.ok, result
-    assert call.asker is person  # what a program's inner calls inherit (harness.code)
+    # what a program's inner calls inherit (harness.code): the context's client
+    assert call.context.client.approver(call.context) is person
     assert person.asked == ["1"]
 
 

@@ -16,8 +16,8 @@ import anyio.lowlevel
 import pytest
 
 from harness import Context, ToolCall, ToolResult, ToolsService, define_tool
+from harness.tools.cancel_check import caller_cancelled
 from harness.tools.deadline import run_with_deadline, running_loop
-from harness.tools.scopes import caller_cancelled
 
 from .conftest import tool_plugin
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,8 +23,11 @@ from harness import (
     ToolsService,
     define_tool,
 )
+from harness.store import StoreConfig, StoreService
+from harness.store.journal import digest_of
+from harness.store.sqlite import SqliteDatabase
 from harness.tools import ERROR_CODES
-from harness.tools.approval import Pending
+from harness.tools.approval_contract import Pending
 
 from .conftest import tool_plugin
 
@@ -82,7 +86,20 @@ class Later:
         return Pending(f"allow {c.name}?")
 
 
-async def test_every_error_code(loaded: Context) -> None:
+async def interrupted(ctx: Context, folder: Path) -> ToolResult:
+    """A keyed call its process was killed in (left ``started`` in the store), repeated."""
+    store = folder / "harness.db"
+    gone = await SqliteDatabase.open(store, 1.0)
+    await gone.claim("cut-off", "echo", digest_of({"text": "hi"}))
+    await gone.close()  # the owner lock goes, as the operating system drops a dead one's
+    await ctx.plugin(StoreService, StoreConfig(url=f"sqlite:///{store}"))
+    result: ToolResult = await ctx.tools.execute(
+        ToolCall("c", "echo", {"text": "hi"}, key="cut-off")
+    )
+    return result
+
+
+async def test_every_error_code(loaded: Context, tmp_path: Path) -> None:
     seen: dict[str, str | None] = {}
 
     async def deny_forbidden(c: ToolCall, next: Any) -> Any:
@@ -108,6 +125,7 @@ async def test_every_error_code(loaded: Context) -> None:
         "tool_error": await call(loaded, "broken"),
         "invalid_output": await call(loaded, "bad_output"),
         "internal": await call(loaded, "crash"),
+        "interrupted": await interrupted(loaded, tmp_path),
     }
     with anyio.CancelScope() as scope:
         scope.cancel()
@@ -131,6 +149,9 @@ async def test_every_error_code(loaded: Context) -> None:
         ),
         "internal": "Internal error while running tool crash; see the host log",
         "cancelled": "Tool sleepy was cancelled before it started",
+        "interrupted": (
+            "interrupted: the host stopped while this call ran; it may or may not have taken effect"
+        ),
     }
 
 

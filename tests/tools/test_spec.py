@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from harness import ToolArgsError, ToolDefinitionError, define_tool
-from harness.tools.define import ToolDefinition
+from harness.tools.definition import ToolDefinition
 
 
 def make(parameters: dict[str, Any], **extra: Any) -> ToolDefinition:

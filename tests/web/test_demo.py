@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.testing.demo import DEMO_MODEL
+from harness.demo.model import DEMO_MODEL
 
 from ..helpers import git, run_harness
 from .conftest import Served

@@ -214,11 +214,11 @@ async def test_a_session_travels_on_the_call_not_in_a_context_variable(served: S
 def test_no_context_variable_in_the_approval_path() -> None:
     """The modules of the approval path and of the call kernel import no ``contextvars``."""
     modules = [
-        "harness/tools/approval.py",
-        "harness/tools/approvals.py",
+        "harness/tools/approval_contract.py",
+        "harness/tools/approval_requests.py",
         "harness/tools/kernel.py",
-        "harness/tools/tools_service.py",
-        "harness/agent/agent_service.py",
+        "harness/tools/service.py",
+        "harness/agent/service.py",
         "harness/agent/session.py",
         "harness/web/console.py",
         "harness/mcp/approval.py",

@@ -36,18 +36,19 @@ from pydantic import ValidationError
 
 from ...tools.deadline import running_loop
 from ..approval import CallParams
-from ..catalog import Catalog
+from ..tools_list import Catalog
 from .fast_answer import answer
 from .fast_headers import HeaderChecks
 
 _log = logging.getLogger("harness.mcp")
 MIRRORED_MCP = ">=2.3,<2.4"
 """The MCP SDK releases this fast path mirrors: those its byte-compare tests
-(``tests/mcp_fast``) ran on. The header rules, body limit, envelope checks and bytes below
-are those releases' own, read from their source, so the next release may change any of
-them. pyproject's ``mcp`` range says the same and ``tests/mcp_fast/test_mirrored.py`` fails
-by name on any other installed SDK; outside the range (an install that ignored the pin) the
-fast path stays off and the SDK answers everything. Widen it only once the byte-compare
+(``tests/mcp/http/fast_path``) ran on. The header rules, body limit, envelope checks and
+bytes below are those releases' own, read from their source, so the next release may change
+any of them. pyproject's ``mcp`` range says the same and
+``tests/mcp/http/fast_path/test_mirrored.py`` fails by name on any other installed SDK;
+outside the range (an install that ignored the pin) the fast path stays off and the SDK
+answers everything. Widen it only once the byte-compare
 tests pass on the new release."""
 _runner_log = logging.getLogger("mcp.server.runner")  # where the SDK logs a bad result
 MAX_BODY = 4 * 1024 * 1024

@@ -13,7 +13,7 @@ The SDK gives every session's transport the one store its session manager was gi
 none: the app is built with only ``retry_interval``); :func:`resumable` hands each new
 transport its own instead. That reads two private names
 of the SDK (``StreamableHTTPSessionManager._admit_session`` and the transport's
-``_event_store``); ``tests/test_private_apis.py`` fails by name when they change, and
+``_event_store``); ``tests/repository/test_private_apis.py`` fails by name when they change, and
 without them streams simply are not resumable (no priming, no ``retry``), as before.
 2026-07-28 requests are self-contained and their streams are not resumed: this concerns the
 handshake era only.

@@ -1,0 +1,139 @@
+"""What the journal asks of a database, written once over the two dialects.
+
+A :class:`Database` runs each operation as a function of one connection (one transaction):
+:mod:`.sqlite` inline on the event loop while nothing else holds the file (a write is tens
+of microseconds), :mod:`.postgres` on a pooled connection in a worker thread. Each process
+that opens a store is an *owner*, alive for as long as it holds a lock the operating system
+or the server releases when the process dies (``kill -9`` included): a call found
+``started`` by an owner that is gone was cut off.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One journal entry."""
+
+    tool: str
+    digest: str
+    """The call's arguments, as a digest: a key reused with other arguments is refused."""
+    state: str
+    """``started`` (its body may be running, or was cut off) or ``done``."""
+    owner: str
+    """The process that started it (or took it over); empty when its run was cancelled."""
+    result: str | None
+    """The result's JSON, once ``done``."""
+
+
+def new_owner() -> str:
+    """A fresh owner id: a positive 63-bit number (a PostgreSQL advisory lock's key)."""
+    return str(secrets.randbits(63) or 1)
+
+
+class Database:
+    """The journal's operations over one store; :mod:`.sqlite` and :mod:`.postgres` give it
+    connections (:meth:`run`), placeholders (:attr:`mark`) and owner locks."""
+
+    where: str
+    """The store as people name it (a path, or the URL without its password)."""
+    owner: str
+    """This process's owner id while the store is open."""
+    mark = "?"
+    """The dialect's query placeholder."""
+
+    async def run(self, operation: Callable[[Any], T]) -> T:
+        """``operation(connection)`` as one transaction."""
+        raise NotImplementedError
+
+    async def is_alive(self, owner: str) -> bool:
+        """Whether the process ``owner`` still holds the store (True for this one)."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Release the owner lock and the connections."""
+        raise NotImplementedError
+
+    def sql(self, text: str) -> str:
+        return text if self.mark == "?" else text.replace("?", self.mark)
+
+    # -- the journal -----------------------------------------------------------------------
+
+    async def claim(self, key: str, tool: str, digest: str) -> Row | None:
+        """Record ``key`` as started by this owner; None when it is new, else its row."""
+        insert = self.sql(
+            "INSERT INTO journal (key, tool, digest, state, owner, started_at) "
+            "VALUES (?, ?, ?, 'started', ?, ?) ON CONFLICT (key) DO NOTHING"
+        )
+        select = self.sql("SELECT tool, digest, state, owner, result FROM journal WHERE key = ?")
+        values = (key, tool, digest, self.owner, time.time())
+
+        def claim(connection: Any) -> Row | None:
+            if connection.execute(insert, values).rowcount == 1:
+                return None
+            found = connection.execute(select, (key,)).fetchone()
+            return None if found is None else Row(*found)
+
+        return await self.run(claim)
+
+    async def row(self, key: str) -> Row | None:
+        select = self.sql("SELECT tool, digest, state, owner, result FROM journal WHERE key = ?")
+
+        def read(connection: Any) -> Row | None:
+            found = connection.execute(select, (key,)).fetchone()
+            return None if found is None else Row(*found)
+
+        return await self.run(read)
+
+    async def finish(self, key: str, result: str) -> None:
+        """Record this owner's run of ``key`` as done with ``result`` (JSON)."""
+        update = self.sql(
+            "UPDATE journal SET state = 'done', result = ?, done_at = ? "
+            "WHERE key = ? AND owner = ? AND state = 'started'"
+        )
+        values = (result, time.time(), key, self.owner)
+        await self.run(lambda connection: connection.execute(update, values))
+
+    async def release(self, key: str) -> None:
+        """Leave this owner's run of ``key`` started but owned by nobody: its body was cut off
+        (cancelled), so a repeat is answered as for a process that died."""
+        update = self.sql(
+            "UPDATE journal SET owner = '' WHERE key = ? AND owner = ? AND state = 'started'"
+        )
+        values = (key, self.owner)
+        await self.run(lambda connection: connection.execute(update, values))
+
+    async def settle(self, key: str, gone: str, result: str | None) -> bool:
+        """Resolve ``key``, started by the owner ``gone`` that is dead: done with ``result``,
+        or (None) taken over by this owner to run again. False when another process
+        resolved it first."""
+        if result is None:
+            text = (
+                "UPDATE journal SET owner = ?, attempt = attempt + 1, started_at = ? "
+                "WHERE key = ? AND owner = ? AND state = 'started'"
+            )
+            values: tuple[Any, ...] = (self.owner, time.time(), key, gone)
+        else:
+            text = (
+                "UPDATE journal SET state = 'done', result = ?, done_at = ? "
+                "WHERE key = ? AND owner = ? AND state = 'started'"
+            )
+            values = (result, time.time(), key, gone)
+        update = self.sql(text)
+        return bool(await self.run(lambda connection: connection.execute(update, values).rowcount))
+
+    async def prune(self, days: float) -> int:
+        """Forget calls finished more than ``days`` ago; how many."""
+        delete = self.sql("DELETE FROM journal WHERE state = 'done' AND done_at < ?")
+        cutoff = time.time() - days * 86400
+        return int(
+            await self.run(lambda connection: connection.execute(delete, (cutoff,)).rowcount)
+        )

@@ -1,0 +1,69 @@
+"""The store's tables, as versioned migrations: one list per SQL dialect, applied in order.
+
+A store remembers the version it was written at (``harness_schema``). Opening it applies
+the migrations it lacks, in one transaction; a store written by a newer harness (a version
+this one does not know) is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+
+SQLITE: tuple[tuple[str, ...], ...] = (
+    (  # 1: the call journal
+        """CREATE TABLE journal (
+            key TEXT PRIMARY KEY,
+            tool TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            state TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            attempt INTEGER NOT NULL DEFAULT 1,
+            result TEXT,
+            started_at REAL NOT NULL,
+            done_at REAL
+        )""",
+        "CREATE INDEX journal_done_at ON journal (done_at)",
+    ),
+)
+"""SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
+
+POSTGRES: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE journal (
+            key TEXT PRIMARY KEY,
+            tool TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            state TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            attempt INTEGER NOT NULL DEFAULT 1,
+            result TEXT,
+            started_at DOUBLE PRECISION NOT NULL,
+            done_at DOUBLE PRECISION
+        )""",
+        "CREATE INDEX journal_done_at ON journal (done_at)",
+    ),
+)
+"""PostgreSQL's migrations, version for version the same tables as :data:`SQLITE`."""
+
+VERSION = len(SQLITE)
+"""The schema version this harness writes."""
+assert len(POSTGRES) == VERSION
+
+CREATE_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS harness_schema (version INTEGER NOT NULL)"
+
+
+class StoreError(ConfigError):
+    """Raised when the store cannot be opened: unreachable, locked, or of a newer version."""
+
+
+def pending(found: int | None, where: str) -> range:
+    """The migrations a store at version ``found`` (None: new) needs, by index; refuses a
+    store of a newer version."""
+    version = found or 0
+    if version > VERSION:
+        raise StoreError(
+            f"the store {where} was written by a newer harness (schema version {version}; "
+            f"this one knows versions up to {VERSION}): upgrade harness, or set url to "
+            "another store"
+        )
+    return range(version, VERSION)

@@ -1,0 +1,49 @@
+"""The test tools of the journal's process tests (copied into each test's project).
+
+``charge`` and ``reserve`` (idempotent) append a line to ``effects.txt`` beside the plugin,
+then wait while a ``hold`` file is there: a test cuts a call off inside its body by killing
+the process once the line is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from harness import Context, define_tool
+
+inject = ["tools"]
+HERE = Path(__file__).parent
+AMOUNT = {"amount": {"type": "integer", "required": True}}
+
+
+def effect(kind: str) -> Any:
+    async def run(args: dict[str, Any]) -> str:
+        with (HERE / "effects.txt").open("a") as effects:
+            effects.write(f"{kind} {args['amount']}\n")
+        while True:  # held: the test kills the process meanwhile, or lifts the hold
+            if not (HERE / "hold").exists():
+                break
+            await anyio.sleep(0.02)
+        return f"{kind}d {args['amount']}"
+
+    return run
+
+
+def apply(ctx: Context) -> None:
+    ctx.tools.register(
+        define_tool(
+            name="charge", description="Charge", parameters=AMOUNT, execute=effect("charge")
+        )
+    )
+    ctx.tools.register(
+        define_tool(
+            name="reserve",
+            description="Reserve",
+            parameters=AMOUNT,
+            execute=effect("reserve"),
+            annotations={"idempotent": True},
+        )
+    )

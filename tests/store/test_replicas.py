@@ -1,0 +1,74 @@
+"""Two ``harness run`` replicas on one real PostgreSQL store (Debian's ``postgresql``, a
+cluster of the test's own): a call started on one is answered on the other. While the first
+replica runs it, the repeat waits for its result; once the first is ``kill -9``-ed, the
+other answers ``interrupted`` (the effect happened once), answers a finished call from the
+journal without running it, and runs an idempotent call again, once."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ..processes import start_harness_run, stop
+from .postgres import Postgres
+from .test_restart import cut_off, effects, environment, over_http, over_mcp, project, written
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the SDK's HTTP client runs on asyncio
+
+
+async def test_a_call_started_on_one_replica_is_finished_on_the_other(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    url = postgres.create_database(f"replicas_{secrets.token_hex(4)}")
+    folder = project(tmp_path, url)
+    a, port_a = start_harness_run(folder, environment())
+    b, port_b = start_harness_run(folder, environment(), web=True)
+    try:
+        # while replica a runs a call, its repeat through b waits for a's result
+        (folder / "hold").touch()
+        answers: dict[str, tuple[bool, str]] = {}
+        b_answered = anyio.Event()
+        async with over_mcp(port_a) as on_a, over_http(port_b) as on_b:
+
+            async def through_a() -> None:
+                answers["a"] = await on_a("charge", 1, "live")
+
+            async def through_b() -> None:
+                answers["b"] = await on_b("charge", 1, "live")
+                b_answered.set()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(through_a)
+                await written(folder, "charge 1")
+                group.start_soon(through_b)
+                with anyio.move_on_after(1):  # b knows a is alive: it does not answer alone
+                    await b_answered.wait()
+                assert answers == {}
+                (folder / "hold").unlink()
+        assert answers == {"a": (False, "charged 1"), "b": (False, "charged 1")}
+
+        # replica a is killed inside two calls; b answers for it
+        await cut_off(over_mcp, a, port_a, folder)
+        (folder / "hold").unlink()
+        async with over_http(port_b) as on_b:
+            interrupted = await on_b("charge", 5, "order-5")
+            finished = await on_b("charge", 7, "order-7")
+            again = await on_b("reserve", 3, "seat-3")
+    finally:
+        stop(a)
+        stop(b)
+    assert interrupted == (
+        True,
+        "interrupted: the host stopped while this call ran; it may or may not have taken effect",
+    )
+    assert finished == (False, "charged 7")
+    assert again == (False, "reserved 3")
+    assert effects(folder) == ["charge 1", "charge 7", "charge 5", "reserve 3", "reserve 3"]
