@@ -23,6 +23,7 @@ from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import SEARCH_TOOL
 from ..tools.render import default_text
 from .always import allow_tool
+from .client import project_root
 from .deferral import RequestTools, request_tools
 from .log import SessionNotFound, SessionStore, check_id, dumps, log_chunks, new_id
 from .session import Session
@@ -83,6 +84,8 @@ class AgentConfig(pydantic.BaseModel):
     """Offer the model only ``run_code`` (``harness:code``) and the tools in ``direct``."""
     direct: list[str] = []
     """In code mode, globs over the tools the model may still call directly."""
+    roots: list[str] = ["."]
+    """Folders (relative to cordis.yml) a tool's ``ctx.roots()`` gets as ``file://`` roots."""
 
 
 class AgentService(Service):
@@ -114,6 +117,8 @@ class AgentService(Service):
         ctx.provide("approval", self.approvals)
         rules = f"{TOOL_RULES}\n\n{CODE_RULES}" if config.code_mode else TOOL_RULES
         self.system_prompt = f"{config.system.strip()}\n\n{rules}".strip()
+        self.roots = [project_root(base / folder) for folder in config.roots]
+        """What a tool's ``ctx.roots()`` gets in this agent's sessions."""
         self.running: dict[int, Any] = {}
         """The calls of running steps, by ``id()`` of their ToolCall."""
         self._open: dict[str, Session] = {}

@@ -29,9 +29,11 @@ from ..llm.base import (
     UserMessage,
 )
 from ..tools import jsonvalue, traces
+from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import SEARCH_TOOL
 from . import spans
+from .client import AgentClient
 from .history import arguments_of, history_of, normal_call, tool_message
 from .log import LogWriter, now
 from .turn_events import TurnEvents
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from ..context import Context
     from ..llm.base import LLM
     from ..tools.approval_requests import Approvals
+    from ..tools.inputs import Root
     from .deferral import RequestTools
 
 _log = logging.getLogger("harness.agent")
@@ -57,6 +60,7 @@ class Agent(Protocol):
     approvals: Approvals
     system_prompt: str
     running: dict[int, Any]
+    roots: list[Root]
 
     @property
     def max_steps(self) -> int: ...
@@ -104,6 +108,9 @@ class Session:
         self.events = events
         """Every logged event of the session, oldest first (deltas are not logged)."""
         self.history = history_of(events)
+        self.client = AgentClient(self)
+        """Who answers its calls' inputs and shows their progress and logs (the context's
+        client, :mod:`.client`)."""
         self._writer = writer
         self._seq = max((int(e.get("seq") or 0) for e in events), default=0)
         self._turns = sum(1 for e in events if e.get("type") == "turn/start")
@@ -176,6 +183,11 @@ class Session:
             _log.error("cannot append to the log of session %s: %s", self.id, exc)
         self._publish(event)
         return event
+
+    def stream(self, kind: str, **fields: Any) -> None:
+        """Publish one event to the session's readers without logging it (``tool/progress``,
+        as ``assistant/delta``)."""
+        self._publish({"type": kind, "session": self.id, **fields})
 
     def close(self) -> None:
         self._closed = True
@@ -282,7 +294,7 @@ class Session:
                 messages,
                 list(tools.sent.values()),
                 not wrap,
-                list(tools.deferred.values()),
+                deferred=list(tools.deferred.values()),
             )
 
             def on_text(piece: str, step: _Step = step) -> None:
@@ -354,6 +366,7 @@ class Session:
                 # under its turn and step (a scripted model's ids restart with its process)
                 key=f"{self.id}/{step.turn}.{step.step}/{item.id}",
             )
+            CallContext(call, "agent", self.client, session=self.id)
             run = Run(call)
             step.runs[item.id] = run
             runs.append(run)

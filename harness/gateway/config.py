@@ -55,6 +55,9 @@ class GatewayConfig(pydantic.BaseModel):
     """Notifications per second passed on; the rest are dropped (list changes coalesce)."""
     max_tools: int = pydantic.Field(1000, ge=1)
     """Upstream tools mounted at most (the first ones, in upstream order)."""
+    protocol: Literal["auto", "2025-11-25", "2026-07-28"] = "auto"
+    """The protocol era: ``auto`` finds it by the handshake (2025-11-25 where the server
+    speaks both), or pin one."""
     elicitation: Literal["ask", "approval", "decline"] = "ask"
     """Upstream elicitation: ask the person behind the call (``approval`` is the older name
     of ``ask``), or always decline."""

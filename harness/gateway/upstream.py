@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
+from .handshake import connect
 from .stdio import UNREADABLE_CODE
 from .transport import Transport
 from .watch import WatchedStream
@@ -67,6 +68,8 @@ class Connection:
         self.failure: str | None = None
         self.tools: list[types.Tool] = []
         self.client: Client | None = None
+        self.protocol: str | None = None
+        """The protocol version the handshake settled on (:mod:`.handshake`)."""
         self.on_tools: Callable[[list[types.Tool]], None] | None = None
         self.on_lost: Callable[[str], None] | None = None
         self.elicit: ElicitFn | None = None
@@ -92,9 +95,10 @@ class Connection:
         try:
             with self._scope:
                 self._scope.deadline = anyio.current_time() + timeout
-                async with Client(
-                    self._watched_transport(),
-                    mode="legacy",
+                async with connect(
+                    self._watched_transport,
+                    self.config.protocol,
+                    lambda: bool(self._transport.refusal.status),
                     cache=None,
                     message_handler=self._on_message,
                     elicitation_callback=self._on_elicit,
@@ -102,6 +106,7 @@ class Connection:
                     client_info=types.Implementation(name="harness", version=_version()),
                 ) as client:
                     self.client = client
+                    self.protocol = client.protocol_version
                     self.tools = await self._list_tools(client)
                     self._scope.deadline = math.inf
                     self.ready.set()
@@ -206,6 +211,9 @@ class Connection:
 
     @asynccontextmanager
     async def _watched_transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        # Each attempt starts afresh: the handshake may open a second transport.
+        self._lost = self._refused = None
+        self._gone = anyio.Event()
         async with self._transport.open(self.refuse, self.request_relist) as (read, write):
             yield WatchedStream(read, self), write
 

@@ -153,9 +153,13 @@ class AnthropicChat(SDKProvider[AnthropicConfig]):
         body: dict[str, Any] = {
             **self.config.params,
             "model": self.config.model,
-            "max_tokens": self.config.max_tokens,
+            "max_tokens": request.max_tokens or self.config.max_tokens,
             "messages": anthropic_messages(request.messages, cache, _names(request)),
         }
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.stop:
+            body["stop_sequences"] = list(request.stop)
         if request.system:
             system: dict[str, Any] = {"type": "text", "text": request.system}
             if cache is not None:
@@ -171,7 +175,9 @@ class AnthropicChat(SDKProvider[AnthropicConfig]):
             body["tools"] = tools
             if not request.use_tools:
                 body["tool_choice"] = {"type": "none"}
-        if self.config.thinking is not None:
+        if self.config.thinking is not None and request.max_tokens is None:
+            # a request with its own budget (a tool's sampling) is answered without thinking,
+            # whose budget must stay below max_tokens
             body["thinking"] = self.config.thinking
         return body
 

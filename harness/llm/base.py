@@ -96,6 +96,12 @@ class ChatRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     use_tools: bool = True
     """False: the model must answer in text now (it may not call the listed tools)."""
+    max_tokens: int | None = None
+    """The most tokens the answer may have (None: the provider's configured default); a
+    tool's ``ctx.sample`` sets it."""
+    temperature: float | None = None
+    stop: tuple[str, ...] = ()
+    """Sequences that end the answer."""
     deferred: list[dict[str, Any]] = field(default_factory=list)
     """Tools the provider's API searches itself (a provider with ``native_search`` only):
     sent deferred, loaded when the model's server-side search finds them, callable then."""

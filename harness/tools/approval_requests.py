@@ -215,16 +215,17 @@ class Approvals:
             raise
         if request.decision is None:  # not answered through answer()
             if answered is None:
-                self._close(request, "deny", f"no answer within {self.timeout:g} seconds")
-            elif isinstance(answered, Pending):
+                waited = f"no answer within {self.timeout:g} seconds"
+                self._close(request, "deny", waited)
+                return Denied(waited)  # nobody answered: not "denied by the user"
+            if isinstance(answered, Pending):
                 self._close(request, None, "the client answers in its next request")
                 return answered
-            elif isinstance(answered, Approved):
+            if isinstance(answered, Approved):
                 self._close(request, answered.decision, None)  # type: ignore[arg-type]
                 return answered
-            else:
-                self._close(request, "deny", answered.reason or None)
-                return answered
+            self._close(request, "deny", answered.reason or None)
+            return answered
         if request.decision == "deny":
             return Denied(
                 f"denied by the user: {request.why}" if request.why else "denied by the user"
@@ -294,6 +295,13 @@ class Approvals:
             raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
         if content is not None and not isinstance(content, dict):
             raise ApprovalError("a question's content must be an object (the form's values)")
+        if content is not None and not request.question:
+            raise ApprovalError(
+                f"request {id!r} is an approval, not a tool's question: send a decision "
+                "without content"
+            )
+        if content is not None and decision != "deny":
+            fits(request, content)
         name = request.call.name
         decided: Decision = decision
         if request.question:  # a question's yes is this answer only
@@ -382,6 +390,24 @@ def consent_content(schema: dict[str, Any]) -> dict[str, Any] | None:
         elif key in required:
             return None
     return content
+
+
+def fits(request: Request, content: dict[str, Any]) -> None:
+    """Raise :class:`ApprovalError` when ``content`` does not fill in ``request``'s form
+    (the request stays open, to be answered again)."""
+    from ..errors import ToolArgsError
+    from .fullschema import InvalidSchema, schema_checker
+
+    try:
+        check = schema_checker(request.form or {"type": "object"})
+    except InvalidSchema:  # a form that is no JSON Schema: the tool reads what it gets
+        return
+    try:
+        check(content)
+    except ToolArgsError as exc:
+        raise ApprovalError(
+            f"the answer does not fit the form of {request.call.name}: {exc}"
+        ) from None
 
 
 def unanswerable(call: ToolCall, why: str) -> str:

@@ -25,9 +25,11 @@ from ..errors import HarnessError
 from ..loader.writeback import set_enabled
 from ..tools import jsonvalue
 from ..tools.approval_requests import Approvals
+from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.formats import mcp as mcp_schema
 from ..tools.kernel import cancelled
+from .console_client import ConsoleClient
 from .stream import EventHub
 
 if TYPE_CHECKING:
@@ -52,6 +54,14 @@ class WebConsole:
         self._dirty = False
         self._running: dict[str, anyio.CancelScope] = {}
         """The calls this console runs (``POST /api/tools/{name}/call``), by their id."""
+        self._client: ConsoleClient | None = None
+
+    @property
+    def client(self) -> ConsoleClient:
+        """Who the calls this console runs reach: the pages, by the event stream."""
+        if self._client is None:
+            self._client = ConsoleClient(self.hub, self.host.ctx.base_dir)
+        return self._client
 
     @property
     def root(self) -> Any:
@@ -195,9 +205,16 @@ class WebConsole:
         """Every open approval request (the page answers any of them)."""
         return self.approvals.pending()
 
-    def answer(self, request_id: str, decision: str, reason: str | None) -> None:
-        """Answer one open request: the same call as from the terminal or Python."""
-        self.approvals.answer(request_id, decision, reason)
+    def answer(
+        self,
+        request_id: str,
+        decision: str,
+        reason: str | None,
+        content: dict[str, Any] | None = None,
+    ) -> None:
+        """Answer one open request: the same call as from the terminal or Python; ``content``
+        fills in a tool's question."""
+        self.approvals.answer(request_id, decision, reason, content)
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -214,6 +231,7 @@ class WebConsole:
         if call_id in self._running:
             raise CallRunning(f"a call with id {call_id!r} is running already; use another id")
         call = ToolCall(call_id, name, args, key=key)
+        CallContext(call, "console", self.client)
         started = time.perf_counter()
         result: ToolResult | None = None
         with anyio.CancelScope() as scope:

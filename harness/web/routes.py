@@ -11,7 +11,8 @@
                                           (``Idempotency-Key``: journaled, docs/store.md)
 ``POST /api/calls/{id}/cancel``           cancel that running call (its result: ``cancelled``)
 ``GET /api/approvals``                    the open approval requests
-``POST /api/approvals/{id}``              ``{"decision", "reason"}``
+``POST /api/approvals/{id}``              ``{"decision", "reason"?, "content"?}`` (``content``:
+                                          a tool's question's form, filled in)
 ``GET /api/events``                       Server-Sent Events (``Last-Event-ID`` resumes)
 ``/api/sessions...``                      the chat sessions (:mod:`harness.web.sessions`)
 ========================================  =============================================
@@ -36,7 +37,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..errors import ConfigError, HarnessError
 from ..loader.writeback import UnknownEntry
-from ..tools.approval_requests import DECISIONS
+from ..tools.approval_requests import DECISIONS, ApprovalError
 from .console import CallRunning, WebConsole
 from .sessions import session_routes
 
@@ -163,10 +164,15 @@ def build_app(console: WebConsole) -> Starlette:
             raise BadRequest(400, f"decision must be one of {', '.join(DECISIONS)}")
         if reason is not None and not isinstance(reason, str):
             raise BadRequest(400, "reason must be a string")
+        content = body.get("content")
+        if content is not None and not isinstance(content, dict):
+            raise BadRequest(400, "content must be an object: the question's form, filled in")
         try:
-            console.answer(request.path_params["id"], decision, reason)
-        except HarnessError as exc:  # ApprovalError, or the policy file's (allow_always)
-            return fail(404 if "no open approval" in str(exc) else 409, str(exc))
+            console.answer(request.path_params["id"], decision, reason, content)
+        except ApprovalError as exc:
+            return fail(404 if "no open approval" in str(exc) else 400, str(exc))
+        except HarnessError as exc:  # the policy file's (allow_always)
+            return fail(409, str(exc))
         return JSONResponse({"id": request.path_params["id"], "decision": decision})
 
     async def events(request: Request) -> Response:

@@ -89,7 +89,7 @@ function note(id, type, data) {
 }
 
 const stream = new Live((type, data, id) => {
-  if (type !== "hello" && type !== "assistant/delta") note(id, type, data);
+  if (type !== "hello" && type !== "assistant/delta" && type !== "tool/progress") note(id, type, data);
   switch (type) {
     case "hello":
       if (!loaded) { loaded = true; loadAll(); }
@@ -121,6 +121,11 @@ const stream = new Live((type, data, id) => {
       break;
     case "code/result":
       views.tools.innerResult(data);
+      break;
+    case "tool/progress":
+    case "tool/log":
+      if (data.session) views.chat.event(data);
+      else views.tools.activity(data);
       break;
     default:
       if (data.session !== undefined) views.chat.event(data);
