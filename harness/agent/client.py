@@ -5,7 +5,9 @@ Every call of a session's step carries a :class:`~harness.tools.call_context.Cal
 with surface ``agent`` and the session's :class:`AgentClient`:
 
 - ``ctx.progress`` is a ``tool/progress {id, done, total, message}`` session event, streamed
-  to the session's readers (the console's card, ``harness chat``'s bar) and not logged;
+  to the session's readers (the console's card, ``harness chat``'s bar) and not logged; a
+  report that says nothing new goes out at most every tenth of a second
+  (:mod:`~harness.tools.progress_shown`);
 - ``ctx.log`` is a ``tool/log {id, level, message, data}`` session event, logged;
 - ``ctx.ask`` is a request of the approval object with ``question: true`` and its ``form``,
   recorded in the session as its ``approval/request``: the session's reader (the console's
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..llm.base import AssistantMessage, ChatRequest, LLMError, UserMessage
 from ..tools.call_context import CallContext, Client
 from ..tools.inputs import Input, InputUnavailable, Root, Sampled, SampleInput
+from ..tools.progress_shown import ShownProgress
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,6 +49,8 @@ class AgentClient(Client):
     def __init__(self, session: Session) -> None:
         super().__init__(None)
         self.session = session
+        self.shown = ShownProgress()
+        """A call's progress reports that say something new, or one a tenth of a second."""
 
     async def answer(self, ctx: CallContext, requests: Mapping[str, Input]) -> dict[str, Any]:
         agent = self.session.agent
@@ -62,6 +67,8 @@ class AgentClient(Client):
     async def progress(
         self, ctx: CallContext, done: float, total: float | None, message: str | None
     ) -> None:
+        if not self.shown.passes(ctx.call.id, done, total, message):
+            return
         fields = {"id": ctx.call.id, "done": done, "total": total, "message": message}
         self.session.stream("tool/progress", **_nested(ctx, fields))
 
@@ -113,8 +120,6 @@ async def sample(llm: LLM, ctx: CallContext, request: SampleInput) -> Sampled:
         raise InputUnavailable(
             f"tool {name} asked the agent's model for a completion, and it failed: {exc}"
         ) from None
-    from .session import model_label
-
     reason = answer.finish_reason
     return Sampled(
         answer.text,
@@ -122,6 +127,12 @@ async def sample(llm: LLM, ctx: CallContext, request: SampleInput) -> Sampled:
         model_label(llm),
         STOP_REASONS.get(reason or "", reason),
     )
+
+
+def model_label(llm: object) -> str | None:
+    """The model's name for people: the provider's ``label``, else its config's ``model``."""
+    label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
+    return str(label) if label else None
 
 
 def _text(content: Any) -> str | None:

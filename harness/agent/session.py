@@ -33,7 +33,7 @@ from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import SEARCH_TOOL
 from . import spans
-from .client import AgentClient
+from .client import AgentClient, model_label
 from .history import arguments_of, history_of, normal_call, tool_message
 from .log import LogWriter, now
 from .turn_events import TurnEvents
@@ -478,9 +478,3 @@ class Session:
             reason="error",
             error="interrupted: harness stopped before this turn ended",
         )
-
-
-def model_label(llm: object) -> str | None:
-    """The model's name for people: the provider's ``label``, else its config's ``model``."""
-    label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
-    return str(label) if label else None

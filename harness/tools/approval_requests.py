@@ -31,6 +31,7 @@ import logging
 import math
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -195,8 +196,13 @@ class Approvals:
         elif call.session is None:
             rival = partial(self._unwatched, call)
         answered: Approved | Denied | Pending | None = None
+        context = call.context  # its client hears of the wait (a program pauses its clock)
+        waiting = nullcontext() if context is None else context.client.waiting(context)
         try:
-            with anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None):
+            with (
+                waiting,
+                anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None),
+            ):
                 if rival is None:
                     await request.done.wait()
                 else:
@@ -271,13 +277,6 @@ class Approvals:
         """The open requests, oldest first: ``{id, call_id, session, name, args, reason,
         display}`` (``display``: the arguments with hidden characters made visible)."""
         return [request.to_dict() for request in self._open.values()]
-
-    def call_of(self, id: str) -> ToolCall | None:
-        """The call an open request asks about: for an ``approval/request`` listener that
-        needs the object itself, which ids alone do not single out (two MCP clients' calls
-        may share an id)."""
-        request = self._open.get(id)
-        return None if request is None else request.call
 
     def answer(
         self,

@@ -231,11 +231,12 @@ export class ToolsView {
     for (const run of this.runs.values()) {
       const panel = run.region.querySelector(`[data-approval="${CSS.escape(event.id)}"]`);
       if (!panel) continue;
-      const denied = event.decision === "deny" && panel.dataset.question !== "true";
+      const question = panel.dataset.question === "true"; // answered or declined, it runs on
+      const denied = event.decision === "deny" && !question;
       const inner = run.inner.get(event.call_id);
       if (inner) inner.setStatus(denied ? "denied" : "running");
       else {
-        run.state.textContent = denied ? "denied…" : "approved, running…";
+        run.state.textContent = denied ? "denied…" : question ? "running…" : "approved, running…";
         run.state.className = statusClass(denied ? "denied" : "running");
       }
       panel.replaceWith(decisionNote(panel, event));
