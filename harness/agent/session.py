@@ -177,6 +177,8 @@ class Session:
         if not jsonvalue.is_json(event):  # a program's call may carry an int too long to write
             event = jsonvalue.printable(event)
         self.events.append(event)
+        if kind == "tool/result":  # a progress report still held back is stale now
+            self.client.shown.end(str(fields.get("id")))
         try:
             self._writer.append(event)
         except OSError as exc:

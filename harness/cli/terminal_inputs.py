@@ -176,7 +176,7 @@ class Bars:
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[note]}", markup=False),
                 console=self.console,
-                auto_refresh=False,
+                refresh_per_second=10,
                 transient=True,
             )
         return self._progress
@@ -190,11 +190,12 @@ class Bars:
         if task is None:
             task = self._tasks[call_id] = bars.add_task(visible(name), total=total, note="")
         bars.update(task, completed=done, total=total, note=visible(message or ""))
-        if self.shown.passes(call_id, done, total, message):  # a redraw says something new
-            self._show()
+        # news is drawn at once; the rest by the bars' own refresh, ten times a second
+        self.shown.offer(call_id, done, total, message, self._show)
 
     def finish(self, call_id: str) -> None:
         """The call ended: its bar goes (the last one gone, the bars stop)."""
+        self.shown.end(call_id)
         task = self._tasks.pop(call_id, None)
         if task is None or self._progress is None:
             return
