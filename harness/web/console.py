@@ -201,6 +201,13 @@ class WebConsole:
             )
         return out
 
+    async def search(self, query: str, limit: int) -> dict[str, Any]:
+        """The tools that best match ``query``, best first, with their scores: the search
+        of ``ctx.tools.search`` (no tool the policy denies). Raises ``TypeError`` or
+        ``ValueError`` for a limit out of range."""
+        hits = await self.host.tools.search(query, limit)
+        return {"query": query, "tools": [hit.to_dict() for hit in hits]}
+
     def pending(self) -> list[dict[str, Any]]:
         """Every open approval request (the page answers any of them)."""
         return self.approvals.pending()
