@@ -145,20 +145,44 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     ).stdout
 
 
+APPROVAL_PROMPT = "Allow the tool call "
+"""How harness's approval prompt starts (:func:`harness.tools.approval_contract.prompt`)."""
+
+
 class Elicitor:
-    """The person behind an MCP client, as the client's ``elicitation_callback``: answers
-    every elicitation with ``action`` and ``content`` (accepting, ``{"approve": True}`` unless
-    ``content`` says otherwise) and keeps each request's message, in order, in ``asked``."""
+    """The person behind an MCP client, as the client's ``elicitation_callback``.
+
+    An approval prompt is answered with ``action`` and ``content`` (accepting,
+    ``{"approve": True}`` unless ``content`` says otherwise); with ``tool``, only the prompts
+    for that tool are, and the others are declined. Any other question (an upstream server's
+    own form) is accepted with ``form``, or declined without one. Each request's message and
+    requested schema are kept, in order, in ``asked`` and ``schemas``.
+    """
 
     def __init__(
         self,
         action: Literal["accept", "decline", "cancel"] = "accept",
         content: dict[str, Any] | None = None,
+        *,
+        tool: str | None = None,
+        form: dict[str, Any] | None = None,
     ) -> None:
         self.action = action
         self.content = {"approve": True} if content is None and action == "accept" else content
+        self.tool = tool
+        self.form = form
         self.asked: list[str] = []
+        self.schemas: list[dict[str, Any]] = []
 
     async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
-        self.asked.append(params.message)
+        message: str = params.message
+        schema = getattr(params, "requested_schema", None)
+        self.asked.append(message)
+        self.schemas.append(schema if isinstance(schema, dict) else {})
+        if not message.startswith(APPROVAL_PROMPT):
+            if self.form is None:
+                return types.ElicitResult(action="decline")
+            return types.ElicitResult(action="accept", content=self.form)
+        if self.tool is not None and not message.startswith(f"{APPROVAL_PROMPT}{self.tool}("):
+            return types.ElicitResult(action="decline")
         return types.ElicitResult(action=self.action, content=self.content)

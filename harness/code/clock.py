@@ -1,18 +1,28 @@
 """A program's clock: its ``timeout`` counts the time it runs, not a person's answer.
 
 The clock runs from the ``run_code`` call's start (the wait for a free worker and the type
-check included) and stops while one or more of the program's calls wait for an approval
-(from ``approval/request`` to ``approval/decided`` of that call): such a wait is bounded by
-the approval's own timeout instead. Calls gathered alongside a waiting one go on meanwhile,
+check included) and stops while one or more of the program's calls wait for an answer: an
+approval, or the inner tool's own question, sampling or roots request. Such a wait is
+bounded by its own timeout instead. Calls gathered alongside a waiting one go on meanwhile,
 unmetered. The clock is the deadline of the cancel scope the program runs in: moved away
 while it is paused, set again to what is left when it runs on.
+
+The program's inner calls learn of the clock through their context: their client is a
+:class:`ProgramClient`, the program's own client (so they ask whoever the program would
+ask, and nobody else) that pauses the clock around every wait for an answer.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 import anyio
+
+from ..tools.call_context import CallContext, Client
+from ..tools.inputs import Input
 
 
 class Clock:
@@ -62,3 +72,41 @@ class Clock:
         """Seconds of running time so far."""
         running = 0.0 if self._since is None else anyio.current_time() - self._since
         return self._spent + running
+
+
+class ProgramClient(Client):
+    """The client of a program's inner calls: the program's ``client``, answering as it
+    does, with ``clock`` paused while an answer is awaited."""
+
+    def __init__(self, client: Client, clock: Clock) -> None:
+        super().__init__(client.id)
+        self.client = client
+        self.clock = clock
+        self.asks = client.asks
+
+    async def answer(self, ctx: CallContext, requests: Mapping[str, Input]) -> dict[str, Any]:
+        with self.waiting(ctx):
+            return await self.client.answer(ctx, requests)
+
+    def approver(self, ctx: CallContext) -> Any:
+        return self.client.approver(ctx)
+
+    @contextmanager
+    def waiting(self, ctx: CallContext) -> Iterator[None]:
+        self.clock.pause()
+        try:
+            with self.client.waiting(ctx):
+                yield
+        finally:
+            self.clock.resume()
+
+    async def progress(
+        self, ctx: CallContext, done: float, total: float | None, message: str | None
+    ) -> None:
+        await self.client.progress(ctx, done, total, message)
+
+    async def log(self, ctx: CallContext, level: str, message: str, data: dict[str, Any]) -> None:
+        await self.client.log(ctx, level, message, data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)  # what a surface's own client adds

@@ -1,36 +1,39 @@
 """``harness:code``: the ``run_code`` tool, its worker pool, and the calls its programs make.
 
 One Monty pool per entry, started with it and closed with it. ``run_code``'s description
-carries the stubs of the tools a program may call, rebuilt when the registry changes. Each
-call a program makes is a new :class:`~harness.tools.calls.ToolCall` whose ``parent`` is the
-``run_code`` call's id, run by ``ctx.tools.execute``: policy, approval, validation and its
-own timeout, like any other. The registry is read at each call, so a tool reloaded while a
-program runs answers the program's next call in its new version. ``code/call (call)`` and
-``code/result (call, result, duration_ms)`` are emitted around each inner call (the agent
-records them in the session, so people see nested cards live). The program's ``timeout``
-is its own clock (:mod:`.clock`), paused while one of its calls waits for an approval; the
-tool's pipeline timeout is only a backstop beyond every approval it could wait for.
+carries the stubs of the tools a program may call, rebuilt when the registry changes. Its
+body takes the call's context; each call a program makes is a new
+:class:`~harness.tools.calls.ToolCall` whose context is the child of the program's
+(``ctx.child``: its ``parent``, the same session and client, so its questions reach whoever
+runs the program and nobody else), run by ``ctx.tools.execute``: policy, approval,
+validation and its own timeout, like any other. The registry is read at each call, so a
+tool reloaded while a program runs answers the program's next call in its new version.
+``code/call (call)`` and ``code/result (call, result, duration_ms)`` are emitted around each
+inner call (the agent records them in the session, so people see nested cards live). The
+program's ``timeout`` is its own clock (:mod:`.clock`), paused while one of its calls waits
+for an answer; the tool's pipeline timeout is only a backstop beyond every approval it could
+wait for. The body makes its own result: the program and its calls' cards, also when the
+program failed.
 """
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import fnmatch
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolConflict
+from ..errors import ToolArgsError, ToolConflict
 from ..tools.approval_requests import TIMEOUT as APPROVAL_TIMEOUT
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.definition import ToolDefinition, define_tool
 from ..tools.finding import SEARCH_TOOL, kept
 from ..tools.kernel import timeout_result
 from .checker import Checker
-from .clock import Clock
+from .clock import Clock, ProgramClient
 from .config import CodeConfig, show_size
 from .names import RESERVED
 from .pool import Pool
@@ -40,6 +43,7 @@ from .stubs import callable_name, positional, stubs
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..tools.call_context import CallContext
     from ..tools.config import ToolsConfig
 
 name = "code"
@@ -65,10 +69,6 @@ The tools, as Python stubs (top-level `await` works):
 ```python
 {stubs}```"""
 
-_current: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar(
-    "harness_code_call", default=None
-)
-
 
 class CodeTool:
     """The ``run_code`` tool of one entry."""
@@ -82,15 +82,6 @@ class CodeTool:
         self._functions: list[str] = []
         """The tools that are functions in the stubs (the warm-up snippet names them)."""
         self._dispose: Callable[[], None] | None = None
-        self._shown: dict[int, tuple[Any, str, list[CallRecord]]] = {}
-        """Values being rendered → (value, program, calls): render gets the value only."""
-        self._clocks: dict[tuple[str | None, str], list[tuple[ToolCall, Clock]]] = {}
-        """(session, id) of running inner calls → each such call and its program's clock
-        (ids can repeat across clients: the call object tells them apart)."""
-        self._waits: dict[str, Clock] = {}
-        """Open approval requests of inner calls (by request id) → the clocks they pause."""
-        self._failed: dict[int, tuple[str, list[CallRecord], bool]] = {}
-        """Failed run_code calls (by ``id``) → (program, calls, whether its clock ran out)."""
 
     # -- the registry ----------------------------------------------------------------------
 
@@ -166,7 +157,7 @@ class CodeTool:
                     "description": "The Python program; its last expression is the value",
                 }
             },
-            output={"render": self.render},
+            output={"render": plain},  # the body makes its own blocks (see execute)
             execute=self.execute,
             timeout=self.backstop(),
             annotations={"read_only": False, "open_world": True},
@@ -188,58 +179,21 @@ class CodeTool:
 
     # -- running ---------------------------------------------------------------------------
 
-    async def around(self, call: ToolCall, next: Callable[[], Awaitable[ToolResult]]) -> Any:
-        """``tools/execute``: remember which run_code call the body below runs for. A failed
-        program's blocks still show it and its calls' cards; one whose clock ran out ends
-        ``timeout``, as a tool past its pipeline timeout does."""
-        if call.name != RUN_CODE:
-            return await next()
-        token = _current.set(call)
-        try:
-            result: ToolResult = await next()
-        finally:
-            _current.reset(token)
-            failed = self._failed.pop(id(call), None)
-        if failed is None or result.ok:
-            return result
-        code, records, timed_out = failed
-        if timed_out:
-            result = timeout_result(call, self.config.timeout)
-        if not records:  # nothing to show but why
-            return result
-        content = failure_blocks(code, result.error or "", records)
-        return ToolResult(call.id, call.name, None, content, result.error, result.code)
-
-    def approval(self, kind: str, fields: dict[str, Any]) -> None:
-        """``approval/request`` and ``approval/decided``: pause and restart programs' clocks."""
-        request = fields.get("id")
-        if not isinstance(request, str):
-            return
-        if kind != "approval/request":
-            clock = self._waits.pop(request, None)
-            if clock is not None:
-                clock.resume()
-            return
-        approvals = getattr(self.ctx.tools, "approvals", None)
-        call = approvals.call_of(request) if approvals is not None else None
-        running = self._clocks.get((fields.get("session"), fields.get("call_id", "")), ())
-        for inner, clock in running:
-            if inner is call:
-                self._waits[request] = clock
-                clock.pause()
-
-    async def execute(self, args: dict[str, Any]) -> dict[str, Any]:
+    async def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolResult:
+        """Run the program: its result, with the program and its calls' cards as blocks (a
+        failed program's too; one whose clock ran out ends ``timeout``, as a tool past its
+        pipeline timeout does)."""
         code = args["code"]
-        parent = _current.get() or ToolCall(f"run_code-{id(args)}", RUN_CODE, args)
         records: list[CallRecord] = []
+        clock = Clock(self.config.timeout)
+        client = ProgramClient(ctx.client, clock)
 
         async def inner(tool: str, arguments: dict[str, Any]) -> ToolResult:
-            return await self._inner(parent, records, clock, tool, arguments)
+            return await self._inner(ctx, client, records, tool, arguments)
 
         parallel = self.config.max_parallel or self.ctx.tools.config.max_parallel
         tools = self.ctx.tools
         known = frozenset(name for name in tools.list() if self.allows(name))
-        clock = Clock(self.config.timeout)
         result: dict[str, Any] | None = None
         try:
             with clock.scope:
@@ -250,48 +204,45 @@ class CodeTool:
                     value = await program.run(code)
                     result = canonical(program.output, value, records)
             if result is None:  # the clock ran out: the scope was cancelled
-                raise ProgramFailed(timeout_result(parent, self.config.timeout).error or "")
-        except Exception:
-            if _current.get() is parent:  # around() is there to show it
-                self._failed[id(parent)] = (code, records, result is None and clock.ran_out)
-            raise
-        if len(self._shown) > 64:
-            self._shown.pop(next(iter(self._shown)))
-        self._shown[id(result)] = (result, code, records)
-        return result
+                raise ProgramFailed(timeout_result(ctx.call, self.config.timeout).error or "")
+        except Exception as exc:
+            return self._failed(ctx.call, code, records, exc, result is None and clock.ran_out)
+        return ToolResult(ctx.call.id, RUN_CODE, result, blocks(code, result, records))
+
+    def _failed(
+        self, call: ToolCall, code: str, records: list[CallRecord], exc: Exception, timed_out: bool
+    ) -> ToolResult:
+        """A failed program's result: why, after the program and the cards of its calls."""
+        if timed_out:
+            failed = timeout_result(call, self.config.timeout)
+        elif not records:  # nothing to show but why: the kernel says it
+            raise exc
+        elif isinstance(exc, ToolArgsError):
+            message = f"Invalid arguments for tool {call.name}: {exc}"
+            failed = ToolResult.failure(call, "invalid_args", message)
+        else:
+            failed = ToolResult.failure(call, "tool_error", str(exc) or type(exc).__name__)
+        if not records:
+            return failed
+        content = failure_blocks(code, failed.error or "", records)
+        return ToolResult(call.id, call.name, None, content, failed.error, failed.code)
 
     async def _inner(
         self,
-        parent: ToolCall,
+        program: CallContext,
+        client: ProgramClient,
         records: list[CallRecord],
-        clock: Clock,
         tool: str,
         args: dict[str, Any],
     ) -> ToolResult:
         # the program's client, session and parent: its calls ask whoever it would ask
-        call = ToolCall(
-            f"{parent.id}/{len(records) + 1}",
-            tool,
-            args,
-            parent=parent.id,
-            session=parent.session,
-            client=parent.client,
-        )
-        if parent.context is not None:
-            parent.context.child(call)
+        call = ToolCall(f"{program.call.id}/{len(records) + 1}", tool, args)
+        program.child(call).client = client
         record = CallRecord(call)
         records.append(record)
         self.ctx.emit("code/call", call)
         began = time.perf_counter()
-        key = (call.session, call.id)
-        running = self._clocks.setdefault(key, [])
-        running.append((call, clock))
-        try:
-            result: ToolResult = await self.ctx.tools.execute(call)
-        finally:
-            running.remove((call, clock))
-            if not running:
-                del self._clocks[key]
+        result: ToolResult = await self.ctx.tools.execute(call)
         if result.code == "approval_pending":
             # The approver answers in a later request (an MCP 2026-07-28 round trip): a
             # program cannot wait across requests, so the call is refused, saying why.
@@ -306,12 +257,6 @@ class CodeTool:
         self.ctx.emit("code/result", call, result, record.duration_ms)
         return result
 
-    def render(self, value: Any) -> list[dict[str, Any]]:
-        shown = self._shown.pop(id(value), None)
-        if shown is None or shown[0] is not value:
-            return plain(value)
-        return blocks(shown[1], value, shown[2])
-
 
 async def apply(ctx: Context, config: CodeConfig) -> None:
     pool = Pool(config)
@@ -320,10 +265,7 @@ async def apply(ctx: Context, config: CodeConfig) -> None:
     tool = CodeTool(ctx, config, pool)
     ctx.effect(lambda: tool.checker.close)
     ctx.tools.reserve(tool.reserved())
-    ctx.on("tools/execute", tool.around)
     ctx.on("tools/change", tool.changed)
-    ctx.on("approval/request", partial(tool.approval, "approval/request"))
-    ctx.on("approval/decided", partial(tool.approval, "approval/decided"))
     try:
         tool.register()
     except ToolConflict:

@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
+from .handshake import connect
 from .stdio import UNREADABLE_CODE
 from .transport import Transport
 from .watch import WatchedStream
@@ -55,7 +56,12 @@ class Connection:
     """A live (or starting, or ended) connection to one upstream server."""
 
     def __init__(
-        self, config: GatewayConfig, label: str, base_dir: Path, logger: logging.Logger
+        self,
+        config: GatewayConfig,
+        label: str,
+        base_dir: Path,
+        logger: logging.Logger,
+        entry: str = "",
     ) -> None:
         self.config = config
         self.label = label
@@ -67,6 +73,8 @@ class Connection:
         self.failure: str | None = None
         self.tools: list[types.Tool] = []
         self.client: Client | None = None
+        self.protocol: str | None = None
+        """The protocol version the handshake settled on (:mod:`.handshake`)."""
         self.on_tools: Callable[[list[types.Tool]], None] | None = None
         self.on_lost: Callable[[str], None] | None = None
         self.elicit: ElicitFn | None = None
@@ -82,7 +90,7 @@ class Connection:
         self._relist = False
         self._lost: str | None = None
         self._stopping = False
-        self._transport = Transport(config, base_dir, self.caps, logger, label)
+        self._transport = Transport(config, base_dir, self.caps, logger, label, entry)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -92,9 +100,10 @@ class Connection:
         try:
             with self._scope:
                 self._scope.deadline = anyio.current_time() + timeout
-                async with Client(
-                    self._watched_transport(),
-                    mode="legacy",
+                async with connect(
+                    self._watched_transport,
+                    self.config.protocol,
+                    lambda: bool(self._transport.refusal.status),
                     cache=None,
                     message_handler=self._on_message,
                     elicitation_callback=self._on_elicit,
@@ -102,6 +111,7 @@ class Connection:
                     client_info=types.Implementation(name="harness", version=_version()),
                 ) as client:
                     self.client = client
+                    self.protocol = client.protocol_version
                     self.tools = await self._list_tools(client)
                     self._scope.deadline = math.inf
                     self.ready.set()
@@ -115,7 +125,9 @@ class Connection:
             if self.config.command is not None:
                 # The server's last words may still be in its stderr pipe: read them first.
                 await anyio.to_thread.run_sync(self._transport.stderr.done.wait, 5.0)
-            why = explain(exc, self.config, self._refused, self._transport.refusal)
+            why = explain(
+                exc, self.config, self._refused, self._transport.refusal, self._transport.entry
+            )
             self.failure = self._with_stderr(why)
             self.logger.debug("%s: connection ended", self.label, exc_info=exc)
         finally:
@@ -189,7 +201,7 @@ class Connection:
                 raise TooLarge(cut) from None
             if exc.code == UNREADABLE_CODE:
                 raise Unavailable(f"{self.label}: {exc.error.message}") from None
-            refusal = unauthorised(self._transport.refusal, self.config)
+            refusal = unauthorised(self._transport.refusal, self.config, self._transport.entry)
             if refusal is not None:
                 raise Unavailable(f"{self.label}: {refusal}") from None
             if exc.code == types.CONNECTION_CLOSED:
@@ -206,6 +218,9 @@ class Connection:
 
     @asynccontextmanager
     async def _watched_transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        # Each attempt starts afresh: the handshake may open a second transport.
+        self._lost = self._refused = None
+        self._gone = anyio.Event()
         async with self._transport.open(self.refuse, self.request_relist) as (read, write):
             yield WatchedStream(read, self), write
 

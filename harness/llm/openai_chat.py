@@ -111,6 +111,12 @@ class OpenAIChat(SDKProvider[OpenAIConfig]):
             body["tools"] = request.tools
             if not request.use_tools:
                 body["tool_choice"] = "none"
+        if request.max_tokens is not None:  # what OpenAI-compatible servers all read
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.stop:
+            body["stop"] = list(request.stop)
         stream = await self.client.chat.completions.create(**body)
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}

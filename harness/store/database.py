@@ -29,7 +29,7 @@ class Row:
     state: str
     """``started`` (its body may be running, or was cut off) or ``done``."""
     owner: str
-    """The process that started it (or took it over)."""
+    """The process that started it (or took it over); empty when its run was cancelled."""
     result: str | None
     """The result's JSON, once ``done``."""
 
@@ -102,6 +102,15 @@ class Database:
         values = (result, time.time(), key, self.owner)
         await self.run(lambda connection: connection.execute(update, values))
 
+    async def release(self, key: str) -> None:
+        """Leave this owner's run of ``key`` started but owned by nobody: its body was cut off
+        (cancelled), so a repeat is answered as for a process that died."""
+        update = self.sql(
+            "UPDATE journal SET owner = '' WHERE key = ? AND owner = ? AND state = 'started'"
+        )
+        values = (key, self.owner)
+        await self.run(lambda connection: connection.execute(update, values))
+
     async def settle(self, key: str, gone: str, result: str | None) -> bool:
         """Resolve ``key``, started by the owner ``gone`` that is dead: done with ``result``,
         or (None) taken over by this owner to run again. False when another process
@@ -120,6 +129,50 @@ class Database:
             values = (result, time.time(), key, gone)
         update = self.sql(text)
         return bool(await self.run(lambda connection: connection.execute(update, values).rowcount))
+
+    # -- pending approvals ---------------------------------------------------------------
+
+    async def keep_approval(self, fields: dict[str, Any]) -> None:
+        """Remember an open approval request of a keyed call (``fields``: its id, key,
+        tool, args as JSON, reason, session, client), owned by this process."""
+        insert = self.sql(
+            "INSERT INTO approvals (id, key, tool, args, reason, session, client, owner, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+        )
+        names = ("id", "key", "tool", "args", "reason", "session", "client")
+        values = (*(fields[name] for name in names), self.owner, time.time())
+        await self.run(lambda connection: connection.execute(insert, values))
+
+    async def drop_approval(self, id: str) -> None:
+        delete = self.sql("DELETE FROM approvals WHERE id = ?")
+        await self.run(lambda connection: connection.execute(delete, (id,)))
+
+    async def adopt_approvals(self) -> list[dict[str, Any]]:
+        """The open requests of processes that died, now this one's (oldest first); each
+        is adopted by one process only."""
+        select = self.sql(
+            "SELECT id, key, tool, args, reason, session, client, owner FROM approvals "
+            "ORDER BY created_at"
+        )
+        update = self.sql("UPDATE approvals SET owner = ? WHERE id = ? AND owner = ?")
+
+        def adopt(values: tuple[str, str, str]) -> Callable[[Any], int]:
+            return lambda connection: int(connection.execute(update, values).rowcount)
+
+        rows = await self.run(lambda connection: connection.execute(select).fetchall())
+        alive: dict[str, bool] = {}
+        adopted: list[dict[str, Any]] = []
+        for id, key, tool, args, reason, session, client, owner in rows:
+            if owner not in alive:
+                alive[owner] = owner == self.owner or await self.is_alive(owner)
+            if alive[owner]:
+                continue
+            if await self.run(adopt((self.owner, id, owner))):
+                names = ("id", "key", "tool", "args", "reason", "session", "client")
+                adopted.append(
+                    dict(zip(names, (id, key, tool, args, reason, session, client), strict=True))
+                )
+        return adopted
 
     async def prune(self, days: float) -> int:
         """Forget calls finished more than ``days`` ago; how many."""

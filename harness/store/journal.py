@@ -7,8 +7,9 @@ result after. A repeat of the key is answered from its row:
 - ``done``: the recorded result, without running (on any surface, any replica);
 - another tool or other arguments under the key: ``invalid_args``;
 - ``started`` by a process that is alive: the repeat waits for that run's result;
-- ``started`` by a process that died (a restart, ``kill -9``): ``interrupted``, recorded as
-  the key's result, unless the tool is ``idempotent``, whose call this repeat runs again.
+- ``started`` by a process that died (a restart, ``kill -9``), or whose run was cancelled
+  inside stage 2: ``interrupted``, recorded as the key's result, unless the tool is
+  ``idempotent``, whose call this repeat runs again.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import anyio
 
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.definition import ToolDefinition
-from ..tools.kernel import cancelled
 from .database import Database, Row
 
 _log = logging.getLogger("harness.store")
@@ -61,8 +61,10 @@ class Journal:
             if running is not None:  # this process runs it: wait for its result
                 await running.wait()
                 continue
-            mine = found.owner == database.owner  # and not running: its record was lost
-            if not mine and await database.is_alive(found.owner):  # another process runs it
+            # cut off: its process died, its run was cancelled (no owner), or (this process,
+            # not running it) its record was lost; else another process runs it: wait
+            owner = found.owner
+            if owner and owner != database.owner and await database.is_alive(owner):
                 await anyio.sleep(delay)
                 delay = min(delay * 2, POLL[1])
                 continue
@@ -81,17 +83,16 @@ class Journal:
         result: ToolResult | None = None
         try:
             result = await step()
-        except anyio.get_cancelled_exc_class():
-            result = cancelled(call)
-            raise
         except BaseException:
-            message = f"Internal error while running tool {call.name}; see the host log"
-            result = ToolResult.failure(call, "internal", message)
+            result = None  # cut off (cancelled) or failed inside: a repeat finds it so
             raise
         finally:
             with anyio.CancelScope(shield=True):
                 try:
-                    await self.database.finish(key, dumps(result))
+                    if result is None:
+                        await self.database.release(key)
+                    else:
+                        await self.database.finish(key, dumps(result))
                 except Exception:
                     _log.exception("the journal could not record call %r (key %r)", call.id, key)
                 finally:
@@ -115,9 +116,7 @@ def digest_of(args: Any) -> str:
     return hashlib.sha256(text.encode(errors="surrogatepass")).hexdigest()
 
 
-def dumps(result: ToolResult | None) -> str:
-    if result is None:
-        return json.dumps({"code": "internal", "error": "no result", "content": []})
+def dumps(result: ToolResult) -> str:
     return json.dumps(
         {
             "result": result.result,

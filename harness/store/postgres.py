@@ -63,7 +63,7 @@ class PostgresDatabase(Database):
             database = cls(url, None, holder)
             holder.execute("SELECT pg_advisory_lock(%s)", (int(database.owner),))
             pool = psycopg_pool.ConnectionPool(
-                url, min_size=1, max_size=POOL_SIZE, open=False, kwargs={"autocommit": False}
+                url, min_size=1, max_size=POOL_SIZE, open=False, kwargs={"autocommit": True}
             )
             pool.open(wait=True, timeout=max(lock_timeout, 1.0))
         except psycopg.errors.LockNotAvailable:
@@ -85,7 +85,7 @@ class PostgresDatabase(Database):
         return await anyio.to_thread.run_sync(self._in_thread, operation)
 
     def _in_thread(self, operation: Callable[[Any], T]) -> T:
-        with self._pool.connection() as connection:  # one transaction: committed on exit
+        with self._pool.connection() as connection:  # autocommit: a statement is a transaction
             return operation(connection)
 
     async def is_alive(self, owner: str) -> bool:

@@ -31,9 +31,10 @@ import logging
 import math
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 import anyio
 
@@ -59,6 +60,19 @@ _SCOPES: dict[str | None, ApprovalScope] = {
     "allow_session": "session",
     "allow_always": "always",
 }
+
+
+class Keyed(Protocol):
+    """What answers a keyed call's ask before anyone is asked (``Approvals.keyed``: the
+    store's, :mod:`harness.store.approvals`)."""
+
+    async def before(self, call: ToolCall) -> Approved | Denied | None:
+        """The answer for ``call`` (its ``key`` set), or None to ask as usual."""
+        ...
+
+    async def opened(self, id: str, call: ToolCall, reason: str) -> None:
+        """Keep request ``id`` about ``call`` before anyone is told of it."""
+        ...
 
 
 class ApprovalError(HarnessError):
@@ -117,6 +131,9 @@ class Approvals:
         self._attached = 0
         self._change: anyio.Event | None = None
         """Set (and dropped) when a page attaches or detaches."""
+        self.keyed: Keyed | None = None
+        """Answers a keyed call's ask first, while a store is loaded (an approval given
+        before a restart, a call the journal holds); None: nothing does."""
 
     def attach(self) -> Callable[[], None]:
         """Declare a person who sees session-less requests: a console page with its event
@@ -173,6 +190,10 @@ class Approvals:
         with ``request(call, reason)``, the call's own surface) and the timeout. With
         ``question``, a running call's question to a person (:mod:`.questions`): no
         remembered decision answers it, and its answer is not remembered."""
+        if call.key is not None and self.keyed is not None and not question:
+            early = await self.keyed.before(call)
+            if early is not None:
+                return early
         if asker is None and not question:  # remembered decisions answer for this object
             session = holder(call)
             if session is not None and call.name in self._allowed.get(session, ()):
@@ -184,6 +205,9 @@ class Approvals:
                 unanswerable(call, "the caller cannot ask a person and no console page is open")
             )
         request = Request(secrets.token_urlsafe(16), call, reason, question, form)
+        if call.key is not None and self.keyed is not None and not question:
+            with anyio.CancelScope(shield=True):  # kept before anyone can see it
+                await self.keyed.opened(request.id, call, reason)
         self._open[request.id] = request
         fields = request.to_dict()
         del fields["display"]
@@ -195,8 +219,13 @@ class Approvals:
         elif call.session is None:
             rival = partial(self._unwatched, call)
         answered: Approved | Denied | Pending | None = None
+        context = call.context  # its client hears of the wait (a program pauses its clock)
+        waiting = nullcontext() if context is None else context.client.waiting(context)
         try:
-            with anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None):
+            with (
+                waiting,
+                anyio.move_on_after(self.timeout if math.isfinite(self.timeout) else None),
+            ):
                 if rival is None:
                     await request.done.wait()
                 else:
@@ -215,16 +244,17 @@ class Approvals:
             raise
         if request.decision is None:  # not answered through answer()
             if answered is None:
-                self._close(request, "deny", f"no answer within {self.timeout:g} seconds")
-            elif isinstance(answered, Pending):
+                waited = f"no answer within {self.timeout:g} seconds"
+                self._close(request, "deny", waited)
+                return Denied(waited)  # nobody answered: not "denied by the user"
+            if isinstance(answered, Pending):
                 self._close(request, None, "the client answers in its next request")
                 return answered
-            elif isinstance(answered, Approved):
+            if isinstance(answered, Approved):
                 self._close(request, answered.decision, None)  # type: ignore[arg-type]
                 return answered
-            else:
-                self._close(request, "deny", answered.reason or None)
-                return answered
+            self._close(request, "deny", answered.reason or None)
+            return answered
         if request.decision == "deny":
             return Denied(
                 f"denied by the user: {request.why}" if request.why else "denied by the user"
@@ -266,17 +296,21 @@ class Approvals:
             return Answer("cancel", reason=decided.reason)
         return Answer("decline")
 
+    def revive(self, id: str, call: ToolCall, reason: str) -> Request:
+        """Open request ``id`` again: a keyed call that was waiting for it when its process
+        died (the store keeps them). It is listed and announced as before; nobody waits on
+        it here: the caller (the store) does, and runs the call once it is allowed."""
+        request = Request(id, call, reason)
+        self._open[id] = request
+        fields = request.to_dict()
+        del fields["display"]
+        self._emit("approval/request", fields)
+        return request
+
     def pending(self) -> list[dict[str, Any]]:
         """The open requests, oldest first: ``{id, call_id, session, name, args, reason,
         display}`` (``display``: the arguments with hidden characters made visible)."""
         return [request.to_dict() for request in self._open.values()]
-
-    def call_of(self, id: str) -> ToolCall | None:
-        """The call an open request asks about: for an ``approval/request`` listener that
-        needs the object itself, which ids alone do not single out (two MCP clients' calls
-        may share an id)."""
-        request = self._open.get(id)
-        return None if request is None else request.call
 
     def answer(
         self,
@@ -294,6 +328,13 @@ class Approvals:
             raise ApprovalError(f"unknown decision {decision!r}; use one of {', '.join(DECISIONS)}")
         if content is not None and not isinstance(content, dict):
             raise ApprovalError("a question's content must be an object (the form's values)")
+        if content is not None and not request.question:
+            raise ApprovalError(
+                f"request {id!r} is an approval, not a tool's question: send a decision "
+                "without content"
+            )
+        if content is not None and decision != "deny":
+            fits(request, content)
         name = request.call.name
         decided: Decision = decision
         if request.question:  # a question's yes is this answer only
@@ -382,6 +423,24 @@ def consent_content(schema: dict[str, Any]) -> dict[str, Any] | None:
         elif key in required:
             return None
     return content
+
+
+def fits(request: Request, content: dict[str, Any]) -> None:
+    """Raise :class:`ApprovalError` when ``content`` does not fill in ``request``'s form
+    (the request stays open, to be answered again)."""
+    from ..errors import ToolArgsError
+    from .fullschema import InvalidSchema, schema_checker
+
+    try:
+        check = schema_checker(request.form or {"type": "object"})
+    except InvalidSchema:  # a form that is no JSON Schema: the tool reads what it gets
+        return
+    try:
+        check(content)
+    except ToolArgsError as exc:
+        raise ApprovalError(
+            f"the answer does not fit the form of {request.call.name}: {exc}"
+        ) from None
 
 
 def unanswerable(call: ToolCall, why: str) -> str:

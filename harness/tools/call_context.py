@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .inputs import (
@@ -93,6 +94,12 @@ class Client:
         the approval object alone decides). With :attr:`asks`: the approval as an input, on
         the same path as the tool's own questions."""
         return InputApprover(ctx) if self.asks else None
+
+    def waiting(self, ctx: CallContext) -> AbstractContextManager[Any]:
+        """Entered around a wait for a person's answer about ``ctx``'s call that does not
+        pass through :meth:`answer` (the approval object deciding its approval). The base:
+        nothing; a program's inner calls pause the program's clock."""
+        return nullcontext()
 
     async def progress(
         self, ctx: CallContext, done: float, total: float | None, message: str | None
@@ -244,6 +251,16 @@ class CallContext:
             call, surface, self.client, session=self.session, parent=self, tools=self.tools
         )
 
+    def restart(self) -> None:
+        """The body runs (again) from its start: its inputs take the recorded answers anew,
+        after those of the call's approval (which came first)."""
+        used = 0
+        for answered in self.recorded:
+            if set(answered) != {APPROVAL_KEY}:
+                break
+            used += 1
+        self.used = used
+
     def __repr__(self) -> str:
         return (
             f"CallContext(call={self.call.id!r}, name={self.call.name!r}, surface={self.surface!r})"
@@ -277,20 +294,23 @@ class CallContext:
                 raise TypeError(f"input {key!r} must be ctx.Ask, ctx.Sample or ctx.Roots")
         if self.used < len(self.recorded):  # a later round: this input was answered before
             answered = self.recorded[self.used]
-            self.used += 1
-            if set(answered) == set(requests):
+            if set(requests) <= set(answered):  # keys nobody asked for are ignored
+                self.used += 1
                 return {key: answer_of(request, answered[key]) for key, request in requests.items()}
-            raise InputUnavailable(
-                f"tool {self.call.name} asked for {sorted(requests)} where its earlier round "
-                f"asked for {sorted(answered)}: code before an input must be repeatable"
-            )
+            if self.used < len(self.recorded) - 1:
+                raise InputUnavailable(
+                    f"tool {self.call.name} asked for {sorted(requests)} where its earlier round "
+                    f"asked for {sorted(answered)}: code before an input must be repeatable"
+                )
+            del self.recorded[self.used :]  # the latest answers lack some of these: ask again
         pace = self.paced()
         if pace is not None:
             pace.pause()
         try:
             answers = await self.client.answer(self, requests)
         except InputRequired as ask_later:
-            ask_later.requests = {key: r.to_wire() for key, r in requests.items()}
+            if not ask_later.requests:  # a client may defer only some (it answered the rest)
+                ask_later.requests = {key: r.to_wire() for key, r in requests.items()}
             raise
         finally:
             if pace is not None:

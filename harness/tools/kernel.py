@@ -221,7 +221,10 @@ def innermost(
     try:
         if tool.takes_context:  # its deadline follows progress and pauses for answers
             ctx = call.context
-            ctx.used = 0  # a body run again (a later input round) takes recorded answers anew
+            if ctx.recorded:  # a body run again (a later input round) takes them anew
+                ctx.restart()
+            else:
+                ctx.used = 0
             if timeout is not None or tool.idle is not None:  # its Pace is made when needed
                 ctx.pace, ctx.limits, paced = None, (timeout, tool.idle, _monotonic()), ctx
             coro = tool.execute(args, ctx) if body is None else body()
@@ -289,7 +292,11 @@ async def _finish(
 
 
 def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
-    """The output check and render of a body that returned ``value``."""
+    """The output check and render of a body that returned ``value``. A body that makes its
+    own result (a :class:`ToolResult`: code mode's program with its calls' cards, a mounted
+    tool's upstream blocks) returns it, and that is the call's result as it is."""
+    if type(value) is ToolResult:
+        return value
     try:
         check = tool.check_output
         canonical = value if check is unchecked else check(value)

@@ -25,9 +25,11 @@ from ..errors import HarnessError
 from ..loader.writeback import set_enabled
 from ..tools import jsonvalue
 from ..tools.approval_requests import Approvals
+from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.formats import mcp as mcp_schema
 from ..tools.kernel import cancelled
+from .console_client import ConsoleClient
 from .stream import EventHub
 
 if TYPE_CHECKING:
@@ -52,6 +54,19 @@ class WebConsole:
         self._dirty = False
         self._running: dict[str, anyio.CancelScope] = {}
         """The calls this console runs (``POST /api/tools/{name}/call``), by their id."""
+        self._client: ConsoleClient | None = None
+
+    def _later(self, func: Any) -> None:
+        if not self.root.is_disposed:
+            self.root.start_soon(func)
+
+    @property
+    def client(self) -> ConsoleClient:
+        """Who the calls this console runs reach: the pages, by the event stream."""
+        if self._client is None:
+            root = self.host.ctx
+            self._client = ConsoleClient(self.hub, root.base_dir, self._later)
+        return self._client
 
     @property
     def root(self) -> Any:
@@ -110,6 +125,8 @@ class WebConsole:
             self.hub.publish("code/call", _jsonable(fields))
 
     def _inner_result(self, call: ToolCall, result: ToolResult, duration_ms: float) -> None:
+        if self._client is not None:
+            self._client.shown.end(call.id)
         if call.session is None:
             fields = {"id": call.id, "parent": call.parent, "result": result.to_dict()}
             self.hub.publish("code/result", {**_jsonable(fields), "duration_ms": duration_ms})
@@ -184,13 +201,27 @@ class WebConsole:
             )
         return out
 
+    async def search(self, query: str, limit: int) -> dict[str, Any]:
+        """The tools that best match ``query``, best first, with their scores: the search
+        of ``ctx.tools.search`` (no tool the policy denies). Raises ``TypeError`` or
+        ``ValueError`` for a limit out of range."""
+        hits = await self.host.tools.search(query, limit)
+        return {"query": query, "tools": [hit.to_dict() for hit in hits]}
+
     def pending(self) -> list[dict[str, Any]]:
         """Every open approval request (the page answers any of them)."""
         return self.approvals.pending()
 
-    def answer(self, request_id: str, decision: str, reason: str | None) -> None:
-        """Answer one open request: the same call as from the terminal or Python."""
-        self.approvals.answer(request_id, decision, reason)
+    def answer(
+        self,
+        request_id: str,
+        decision: str,
+        reason: str | None,
+        content: dict[str, Any] | None = None,
+    ) -> None:
+        """Answer one open request: the same call as from the terminal or Python; ``content``
+        fills in a tool's question."""
+        self.approvals.answer(request_id, decision, reason, content)
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -207,6 +238,7 @@ class WebConsole:
         if call_id in self._running:
             raise CallRunning(f"a call with id {call_id!r} is running already; use another id")
         call = ToolCall(call_id, name, args, key=key)
+        CallContext(call, "console", self.client)
         started = time.perf_counter()
         result: ToolResult | None = None
         with anyio.CancelScope() as scope:
@@ -215,6 +247,7 @@ class WebConsole:
                 result = await self.host.tools.execute(call)
             finally:
                 del self._running[call_id]
+                self.client.shown.end(call_id)
         if result is None:  # cancelled after the pipeline had answered, before we got it
             result = cancelled(call)
         return {**result.to_dict(), "duration_ms": round((time.perf_counter() - started) * 1000, 3)}

@@ -18,7 +18,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from ..helpers import PLUGINS, write
+from ..helpers import PLUGINS, Elicitor, write
 from ..web.conftest import Served
 from ..web.page import Page
 
@@ -86,25 +86,11 @@ def served(tmp_path: Path) -> Iterator[Served]:
     server.close()
 
 
-class Person:
-    """A client's user: answers every question it is asked, approving calls of ``tool``."""
-
-    def __init__(self, tool: str) -> None:
-        self.tool = tool
-        self.asked: list[str] = []
-
-    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
-        self.asked.append(params.message)
-        if params.message.startswith(f"Allow the tool call {self.tool}("):
-            return types.ElicitResult(action="accept", content={"approve": True})
-        return types.ElicitResult(action="decline")
-
-
 @pytest.mark.parametrize("bob_asks", [True, False], ids=["bob-elicits", "bob-cannot-ask"])
 async def test_only_the_program_s_client_is_asked_about_its_inner_call(
     served: Served, bob_asks: bool
 ) -> None:
-    alice, bob = Person("block"), Person("echo")
+    alice, bob = Elicitor(tool="block"), Elicitor(tool="echo")
     url = served.base + "mcp"
     results: dict[str, types.CallToolResult] = {}
     bob_done = anyio.Event()

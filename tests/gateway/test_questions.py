@@ -24,7 +24,7 @@ from mcp import Client
 
 from harness.testing import Reply, Rule, ScriptedServer, call
 
-from ..helpers import HARNESS, PLUGINS
+from ..helpers import HARNESS, PLUGINS, Elicitor
 from ..web.conftest import Served
 from ..web.page import Page
 from .conftest import stdio_entry
@@ -61,21 +61,6 @@ def served(config: Path) -> Iterator[Served]:
     server = Served(config, "--no-watch")
     yield server
     server.close()
-
-
-class Person:
-    """A client's user: approves calls, and answers the upstream's form with ``ok``."""
-
-    def __init__(self, ok: bool) -> None:
-        self.ok = ok
-        self.asked: list[tuple[str, dict[str, Any]]] = []
-
-    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
-        schema = params.requested_schema
-        self.asked.append((params.message, schema if isinstance(schema, dict) else {}))
-        if params.message.startswith("Allow the tool call"):
-            return types.ElicitResult(action="accept", content={"approve": True})
-        return types.ElicitResult(action="accept", content={"ok": self.ok})
 
 
 def said(result: types.CallToolResult) -> Any:
@@ -128,12 +113,13 @@ async def test_always_allow_answers_the_policy_and_the_person_answers_the_server
 
 
 async def test_the_calling_client_s_user_answers_the_server_s_own_form(served: Served) -> None:
-    person = Person(ok=False)
+    person = Elicitor(form={"ok": False})  # approves calls, answers the upstream's form
     async with Client(served.base + "mcp", mode="legacy", elicitation_callback=person) as client:
         with anyio.fail_after(30):
             result = await client.call_tool("up_transfer", {"to": "bob"})
     assert said(result) == "accept:False"  # the user's own answer, passed back as given
-    (approval, _), (question, form) = person.asked
+    approval, question = person.asked
+    form = person.schemas[1]
     assert approval.startswith('Allow the tool call up_transfer({"to": "bob"})?')
     assert question == QUESTION  # the server's form, passed on as written
     assert form["properties"]["ok"]["type"] == "boolean"

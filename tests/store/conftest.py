@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from harness import Context, ToolsService, define_tool
@@ -19,11 +20,18 @@ class Effects:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.held = False
+        """While True, each body waits after its effect until the call is cancelled."""
+        self.inside = anyio.Event()
+        """Set when a held body has had its effect."""
 
     def tools(self) -> list[Any]:
         def effect(kind: str) -> Any:
-            def run(args: dict[str, Any]) -> str:
+            async def run(args: dict[str, Any]) -> str:
                 self.lines.append(f"{kind} {args['amount']}")
+                if self.held:
+                    self.inside.set()
+                    await anyio.sleep_forever()
                 return f"{kind}d {args['amount']}"
 
             return run

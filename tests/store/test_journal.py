@@ -116,3 +116,20 @@ async def test_an_idempotent_call_left_started_runs_again_once(
     again = await root.tools.execute(ToolCall("2", "reserve", {"amount": 5}, key="cut"))
     assert (first.result, again.result) == ("reserved 5", "reserved 5")
     assert effects.lines == ["reserve 5"]
+
+
+@pytest.mark.parametrize(("tool", "repeated"), [("charge", "interrupted"), ("reserve", None)])
+async def test_a_call_cancelled_inside_its_body_is_cut_off(
+    root: Context, effects: Effects, tool: str, repeated: str | None
+) -> None:
+    effects.held = True
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+            group.start_soon(root.tools.execute, ToolCall("1", tool, {"amount": 4}, key="k"))
+            await effects.inside.wait()
+            scope.cancel()
+    effects.held = False
+    again = await root.tools.execute(ToolCall("2", tool, {"amount": 4}, key="k"))
+    assert again.code == repeated
+    # charge's effect may have happened: not run again; reserve (idempotent) runs again
+    assert effects.lines == [f"{tool} 4"] * (1 if repeated else 2)

@@ -40,7 +40,7 @@ const TYPES = [
   "hello", "resync", "tools/change", "plugins/change", "reload/start", "reload/done",
   "reload/failed", "approval/request", "approval/decided", "turn/start", "step/start",
   "assistant/delta", "assistant/message", "tool/call", "tool/result", "step/end", "turn/end", "session/title",
-  "code/call", "code/result",
+  "code/call", "code/result", "tool/progress", "tool/log",
 ];
 
 // The event stream: EventSource reconnects by itself and sends Last-Event-ID; if it gives up

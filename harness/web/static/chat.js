@@ -5,10 +5,14 @@
 // once they scroll up (a button then jumps to the newest). Enter sends, Shift+Enter adds a line.
 // The Sessions list searches the conversations (?q=), renames, exports and deletes; each
 // finished turn has a Trajectory button (steps, model time, tokens, each call's outcome).
+// A search_tools card lists the tools found (names linking to their Tools page cards).
 
 import { api } from "./api.js";
-import { approvalPanel } from "./approval.js";
-import { duration, el, inline, json, prose, renderBlocks, statusClass, statusOf } from "./render.js";
+import { callActivity } from "./activity.js";
+import { approvalPanel, decisionNote } from "./approval.js";
+import { duration, el, foundTools, inline, json, prose, renderBlocks, statusClass, statusOf } from "./render.js";
+
+const SEARCH_TOOL = "search_tools";
 
 const BOTTOM = 24; // px: this close to the end counts as "at the newest message"
 
@@ -226,17 +230,24 @@ export class ChatView {
         break;
       case "approval/request": {
         const card = this.cards.get(data.call_id) ?? this.card(data.call_id, data.name, data.args);
-        this.setStatus(card, "waiting for approval");
+        this.setStatus(card, data.question ? "waiting for an answer" : "waiting for approval");
         card.approval.replaceChildren(approvalPanel(data, this.say));
         break;
       }
       case "approval/decided":
         for (const card of this.cards.values()) {
-          if (card.approval.querySelector(`[data-approval="${CSS.escape(data.id)}"]`)) {
-            card.approval.replaceChildren(el("p", { className: "muted", text: `${data.decision.replace("_", " ")}${data.reason ? `: ${data.reason}` : ""}` }));
-            if (data.decision !== "deny") this.setStatus(card, "running");
+          const panel = card.approval.querySelector(`[data-approval="${CSS.escape(data.id)}"]`);
+          if (panel) {
+            card.approval.replaceChildren(decisionNote(panel, data));
+            if (data.decision !== "deny" || panel.dataset.question === "true") this.setStatus(card, "running");
           }
         }
+        break;
+      case "tool/progress":
+        this.cards.get(data.id)?.activity.progress(data);
+        break;
+      case "tool/log":
+        this.cards.get(data.id)?.activity.log(data);
         break;
       case "tool/result": {
         const result = data.result || {};
@@ -249,7 +260,12 @@ export class ChatView {
         const program = card.article.querySelector(":scope > pre.block-code") !== null;
         const blocks = (result.content || []).filter((block) => !(block
           && ((live && block.type === "tool_call") || (program && block.type === "code"))));
-        card.output.replaceChildren(renderBlocks(blocks));
+        const hits = result.result?.tools;
+        if (card.name === SEARCH_TOOL && !result.code && Array.isArray(hits)) {
+          card.output.replaceChildren(el("p", { className: "muted", text: hits.length ? `found ${hits.length} tool(s):` : "found no tool" }), foundTools(hits));
+        } else {
+          card.output.replaceChildren(renderBlocks(blocks));
+        }
         if (result.error) card.output.append(el("p", { className: "error", text: `${result.code}: ${result.error}` }));
         break;
       }
@@ -314,15 +330,16 @@ export class ChatView {
     const approval = el("div");
     const output = el("div");
     const nested = el("div", { className: "nested-calls" });
+    const activity = callActivity(name);
     const inside = parent ? this.cards.get(parent) : undefined;
     const shown = name === "run_code" && args && typeof args.code === "string"
       ? el("pre", { className: "block-code", "aria-label": "program" }, el("code", { text: args.code }))
       : el("details", { open: !inside }, el("summary", { text: "arguments" }), json(args));
     const article = el("article", { className: inside ? "card nested" : "card", "aria-label": `tool call ${name}`, "data-call": id },
       el("h3", {}, el("code", { text: name }), " — ", status, " ", duration),
-      shown, approval, nested, output);
+      shown, activity.element, approval, nested, output);
     (inside ? inside.nested : this.conversation).append(article);
-    const card = { article, status, duration, approval, output, nested };
+    const card = { name, article, status, duration, approval, output, nested, activity };
     this.cards.set(id, card);
     return card;
   }

@@ -34,9 +34,16 @@ function route() {
   return current;
 }
 
+// #/tools?tool=NAME (a found tool's link): the Tools page, at that tool's card
+function wantedTool() {
+  const match = location.hash.match(/^#\/tools\?tool=([^&]*)/);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
 window.addEventListener("hashchange", () => {
   const current = route();
-  document.getElementById(`${current}-title`).focus();
+  const tool = current === "tools" ? wantedTool() : null;
+  if (tool === null || !views.tools.reveal(tool)) document.getElementById(`${current}-title`).focus();
 });
 
 // The model the Chat talks to, in the header (the demo model says it is one).
@@ -82,7 +89,7 @@ function note(id, type, data) {
 }
 
 const stream = new Live((type, data, id) => {
-  if (type !== "hello" && type !== "assistant/delta") note(id, type, data);
+  if (type !== "hello" && type !== "assistant/delta" && type !== "tool/progress") note(id, type, data);
   switch (type) {
     case "hello":
       if (!loaded) { loaded = true; loadAll(); }
@@ -114,6 +121,11 @@ const stream = new Live((type, data, id) => {
       break;
     case "code/result":
       views.tools.innerResult(data);
+      break;
+    case "tool/progress":
+    case "tool/log":
+      if (data.session) views.chat.event(data);
+      else views.tools.activity(data);
       break;
     default:
       if (data.session !== undefined) views.chat.event(data);

@@ -3,12 +3,15 @@
 // the canonical JSON and the error code. Calls go through the full pipeline (policy and
 // approvals apply); an `ask` shows its approval in the result. A running call has Cancel
 // (POST /api/calls/{id}/cancel: it ends `cancelled`), and a program's calls appear as live
-// nested cards while it runs (the code/call and code/result events).
+// nested cards while it runs (the code/call and code/result events). Search finds tools by
+// what they do (GET /api/tools/search, the search of ctx.tools.search: best first, with
+// scores, never a tool the policy denies); a found name leads to its card (#/tools?tool=).
 
 import { api, ApiError } from "./api.js";
-import { approvalPanel } from "./approval.js";
+import { callActivity } from "./activity.js";
+import { approvalPanel, decisionNote } from "./approval.js";
 import { FieldError, parametersForm } from "./form.js";
-import { duration, el, inline, json, liveCard, prose, renderBlocks, statusClass, statusOf } from "./render.js";
+import { duration, el, foundTools, inline, json, liveCard, prose, renderBlocks, statusClass, statusOf } from "./render.js";
 
 const HINTS = { readOnlyHint: "read-only", destructiveHint: "destructive", idempotentHint: "idempotent", openWorldHint: "open world" };
 
@@ -22,7 +25,43 @@ export class ToolsView {
     this.filter.addEventListener("input", () => this.applyFilter());
     this.list = el("div", { className: "tools" });
     this.count = el("p", { className: "muted", role: "status" });
-    root.append(el("div", { className: "actions" }, el("label", { for: "tool-filter", text: "Filter tools" }), this.filter), this.count, this.list);
+    this.query = el("input", { id: "tool-search", type: "search", autocomplete: "off", maxlength: 500 });
+    this.found = el("section", { className: "found-tools", "aria-label": "search results", "aria-live": "polite" });
+    const search = el("form", { role: "search", className: "actions", onsubmit: (event) => { event.preventDefault(); this.search(); } },
+      el("label", { for: "tool-search", text: "Search tools" }), this.query,
+      el("button", { type: "submit", text: "Search" }));
+    root.append(search, this.found,
+      el("div", { className: "actions" }, el("label", { for: "tool-filter", text: "Filter tools" }), this.filter), this.count, this.list);
+  }
+
+  // The tools that best match the query, as the model's search_tools would find them.
+  async search() {
+    const query = this.query.value.trim();
+    if (!query) { this.found.replaceChildren(); return; }
+    const asked = this.asked = (this.asked ?? 0) + 1;
+    try {
+      const answer = await api.get(`/api/tools/search?q=${encodeURIComponent(query)}&limit=10`);
+      if (asked !== this.asked) return; // a newer search answers
+      const hits = answer.tools || [];
+      this.found.replaceChildren(
+        el("p", { className: "muted", text: hits.length ? `${hits.length} tool(s) match “${query}”, best first:` : `No tool matches “${query}”.` }),
+        foundTools(hits));
+    } catch (error) {
+      if (asked === this.asked) this.found.replaceChildren(el("p", { className: "error", text: error.message }));
+    }
+  }
+
+  // Show one tool's card: the filter cleared, the card scrolled to and its title focused.
+  reveal(name) {
+    const card = this.cards.get(name);
+    if (!card) { this.say(`no tool ${name} (it may have been removed)`); return false; }
+    this.filter.value = "";
+    this.applyFilter();
+    const title = card.section.querySelector("h3");
+    title.tabIndex = -1;
+    card.section.scrollIntoView({ block: "start" });
+    title.focus();
+    return true;
   }
 
   async load() {
@@ -91,13 +130,14 @@ export class ToolsView {
     const id = `web-${crypto.randomUUID()}`;
     const state = el("span", { className: statusClass("running"), text: "running…" });
     const cancel = el("button", { type: "button", text: "Cancel" });
-    const run = { id, region: result, state, cancel, approvals: el("div"), nested: el("div", { className: "nested-calls" }), inner: new Map(), done: false };
+    const activity = callActivity(name);
+    const run = { id, region: result, state, cancel, activity, approvals: el("div"), nested: el("div", { className: "nested-calls" }), inner: new Map(), done: false };
     cancel.addEventListener("click", () => this.cancel(run));
     this.runs.set(id, run);
     const card = this.cards.get(name);
     if (card) card.busy = true;
     button.disabled = true;
-    result.replaceChildren(el("p", { className: "actions" }, state, cancel), run.approvals, run.nested);
+    result.replaceChildren(el("p", { className: "actions" }, state, cancel), activity.element, run.approvals, run.nested);
     try {
       const outcome = await api.post(`/api/tools/${encodeURIComponent(name)}/call`, { args, id });
       this.showResult(result, outcome);
@@ -149,6 +189,8 @@ export class ToolsView {
     const run = this.runs.get(ownerOf(event.id));
     if (!run || run.inner.has(event.id)) return;
     const card = liveCard(event.id, event.name, event.args);
+    card.activity = callActivity(String(event.name ?? "tool"));
+    card.article.insertBefore(card.activity.element, card.approval);
     run.inner.set(event.id, card);
     run.nested.append(card.article);
   }
@@ -158,18 +200,28 @@ export class ToolsView {
     if (card) card.finish(event.result || {}, event.duration_ms);
   }
 
+  // What one of this page's calls reports while it runs (tool/progress, tool/log): in its
+  // inner card when a program made it, else in the run's result region.
+  activity(event) {
+    const run = this.runs.get(ownerOf(event.id));
+    if (!run) return;
+    const shown = run.inner.get(event.id)?.activity ?? (event.id === run.id ? run.activity : null);
+    if (shown) (event.type === "tool/log" ? shown.log(event) : shown.progress(event));
+  }
+
   // An approval request for one of this page's calls: inside the card of the program's call
   // it concerns, else in the run's result region.
   approval(request) {
     const run = this.runs.get(ownerOf(request.call_id));
     if (!run) return false;
     const inner = run.inner.get(request.call_id);
+    const waiting = request.question ? "waiting for an answer" : "waiting for approval";
     if (inner) {
-      inner.setStatus("waiting for approval");
+      inner.setStatus(waiting);
       inner.approval.replaceChildren(approvalPanel(request, this.say));
     } else {
-      run.state.textContent = "waiting for approval";
-      run.state.className = statusClass("waiting for approval");
+      run.state.textContent = waiting;
+      run.state.className = statusClass(waiting);
       run.approvals.replaceChildren(approvalPanel(request, this.say));
     }
     return true;
@@ -179,14 +231,15 @@ export class ToolsView {
     for (const run of this.runs.values()) {
       const panel = run.region.querySelector(`[data-approval="${CSS.escape(event.id)}"]`);
       if (!panel) continue;
-      const denied = event.decision === "deny";
+      const question = panel.dataset.question === "true"; // answered or declined, it runs on
+      const denied = event.decision === "deny" && !question;
       const inner = run.inner.get(event.call_id);
       if (inner) inner.setStatus(denied ? "denied" : "running");
       else {
-        run.state.textContent = denied ? "denied…" : "approved, running…";
+        run.state.textContent = denied ? "denied…" : question ? "running…" : "approved, running…";
         run.state.className = statusClass(denied ? "denied" : "running");
       }
-      panel.replaceWith(el("p", { className: "muted", text: `${event.decision.replace("_", " ")}${event.reason ? `: ${event.reason}` : ""}` }));
+      panel.replaceWith(decisionNote(panel, event));
       return true;
     }
     return false;

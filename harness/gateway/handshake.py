@@ -1,0 +1,74 @@
+"""Which protocol era an upstream speaks, found by the handshake (DESIGN §12).
+
+MCP has two eras: 2025-11-25, where a connection opens with ``initialize`` and keeps a
+session (and a stream for the server's own requests), and 2026-07-28, where every request
+carries its own envelope and a server may be stateless, found with ``server/discover``.
+The SDK's ``Client`` speaks both: ``mode="legacy"`` performs ``initialize``, and
+``mode="auto"`` probes ``server/discover`` first, adopting 2026-07-28 when the server
+offers it and falling back to ``initialize`` otherwise.
+
+``protocol: auto`` (the default) prefers 2025-11-25 where a server speaks both, so its
+elicitation, sampling and roots requests keep their stream: it opens with ``initialize``,
+and only when the server refuses it with a protocol error (a 2026-only server answers the
+handshake with an error, such as a missing ``MCP-Protocol-Version``) does it open again in
+the SDK's ``auto`` mode, which discovers 2026-07-28. A pinned era is used as given: a
+``2026-07-28`` pin that finds a server of the older era only is a problem of the entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Any, Literal
+
+import mcp_types as types
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .failures import Unavailable
+
+Protocol = Literal["auto", "2025-11-25", "2026-07-28"]
+MODERN = "2026-07-28"
+
+Opener = Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]]
+
+
+@asynccontextmanager
+async def connect(
+    open_transport: Opener,
+    protocol: Protocol,
+    refused: Callable[[], bool],
+    **options: Any,
+) -> AsyncIterator[Client]:
+    """A connected SDK ``Client`` at the era ``protocol`` asks for (see the module).
+
+    ``open_transport`` opens a fresh transport each time it is called (the fallback of
+    ``auto`` opens a second one); ``refused`` says whether the server's last answer was an
+    HTTP 401 or 403 (which no other era would change); ``options`` go to ``Client``.
+    """
+    modes = {"auto": ["legacy", "auto"], "2025-11-25": ["legacy"], MODERN: ["auto"]}[protocol]
+    async with AsyncExitStack() as stack:
+        for index, mode in enumerate(modes):
+            try:
+                client = await stack.enter_async_context(
+                    Client(open_transport(), mode=mode, **options)
+                )
+                break
+            except Exception as exc:
+                if index == len(modes) - 1 or refused() or not _refuses_handshake(exc):
+                    raise
+        if protocol == MODERN and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            raise Unavailable(
+                f"the server does not speak protocol {MODERN} (it answered the handshake at "
+                f"{client.protocol_version}); set protocol: auto or 2025-11-25"
+            )
+        yield client
+
+
+def _refuses_handshake(exc: BaseException) -> bool:
+    """Whether ``initialize`` failed with an answer from the server (so another era may
+    work), rather than with the connection itself."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED
