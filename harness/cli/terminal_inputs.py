@@ -74,13 +74,10 @@ def field_question(name: str, node: dict[str, Any], required: bool) -> str:
     parts = [title]
     if node.get("description"):
         parts.append(f"({visible(str(node['description']))})")
-    if isinstance(node.get("enum"), list):
-        names = node.get("enumNames") if isinstance(node.get("enumNames"), list) else None
-        choices = [
-            f"{number}) {visible(str(names[number - 1] if names else value))}"
-            for number, value in enumerate(node["enum"], 1)
-        ]
-        parts.append("[" + "  ".join(choices) + "]")
+    options = choices_of(node)
+    if options is not None:
+        shown = [f"{number}) {visible(title)}" for number, (_, title) in enumerate(options, 1)]
+        parts.append("[" + "  ".join(shown) + "]")
     elif node.get("type") == "boolean":
         parts.append(
             "[Y/n]" if node.get("default") is True else "[y/N]" if "default" in node else "[y/n]"
@@ -102,14 +99,14 @@ def parse(name: str, node: dict[str, Any], text: str, required: bool) -> Any:
         if required:
             raise ValueError(f"{name} is required")
         return _MISSING
-    if isinstance(node.get("enum"), list):
-        choices = node["enum"]
-        if text.isdigit() and 1 <= int(text) <= len(choices):
-            return choices[int(text) - 1]
-        for value in choices:
-            if text == str(value):
+    options = choices_of(node)
+    if options is not None:
+        if text.isdigit() and 1 <= int(text) <= len(options):
+            return options[int(text) - 1][0]
+        for value, title in options:
+            if text in (str(value), title):
                 return value
-        raise ValueError(f"choose 1 to {len(choices)}, or one of the values listed")
+        raise ValueError(f"choose 1 to {len(options)}, or one of the values listed")
     kind = node.get("type")
     if kind == "boolean":
         answer = _yes_no(text)
@@ -130,6 +127,24 @@ def parse(name: str, node: dict[str, Any], text: str, required: bool) -> Any:
             raise ValueError(f"{name} takes a finite number")
         return int(number) if number.is_integer() and "." not in text else number
     return text
+
+
+def choices_of(node: dict[str, Any]) -> list[tuple[Any, str]] | None:
+    """A field's choices as (value, title): an ``enum`` (titled by ``enumNames``), or a
+    ``oneOf``/``anyOf`` of ``const`` values (titled by their ``title``); None for others."""
+    if isinstance(node.get("enum"), list):
+        names = node.get("enumNames")
+        titled = isinstance(names, list) and len(names) == len(node["enum"])
+        return [
+            (value, str(names[index]) if titled else str(value))  # type: ignore[index]
+            for index, value in enumerate(node["enum"])
+        ]
+    for key in ("oneOf", "anyOf"):
+        found = node.get(key)
+        variants: list[Any] = found if isinstance(found, list) else []
+        if variants and all(isinstance(v, dict) and "const" in v for v in variants):
+            return [(v["const"], str(v.get("title") or v["const"])) for v in variants]
+    return None
 
 
 def _yes_no(text: str) -> bool | None:
