@@ -74,10 +74,13 @@ def field_question(name: str, node: dict[str, Any], required: bool) -> str:
     parts = [title]
     if node.get("description"):
         parts.append(f"({visible(str(node['description']))})")
-    options = choices_of(node)
+    several = _items_choices(node)
+    options = choices_of(node) or several
     if options is not None:
-        shown = [f"{number}) {visible(title)}" for number, (_, title) in enumerate(options, 1)]
+        shown = [f"{number}) {visible(label)}" for number, (_, label) in enumerate(options, 1)]
         parts.append("[" + "  ".join(shown) + "]")
+        if several is not None:
+            parts.append("(several: 1,2)")
     elif node.get("type") == "boolean":
         parts.append(
             "[Y/n]" if node.get("default") is True else "[y/N]" if "default" in node else "[y/n]"
@@ -101,12 +104,10 @@ def parse(name: str, node: dict[str, Any], text: str, required: bool) -> Any:
         return _MISSING
     options = choices_of(node)
     if options is not None:
-        if text.isdigit() and 1 <= int(text) <= len(options):
-            return options[int(text) - 1][0]
-        for value, title in options:
-            if text in (str(value), title):
-                return value
-        raise ValueError(f"choose 1 to {len(options)}, or one of the values listed")
+        return _choice(options, text)
+    several = _items_choices(node)
+    if several is not None:
+        return [_choice(several, part.strip()) for part in text.split(",") if part.strip()]
     kind = node.get("type")
     if kind == "boolean":
         answer = _yes_no(text)
@@ -127,6 +128,23 @@ def parse(name: str, node: dict[str, Any], text: str, required: bool) -> Any:
             raise ValueError(f"{name} takes a finite number")
         return int(number) if number.is_integer() and "." not in text else number
     return text
+
+
+def _choice(options: list[tuple[Any, str]], text: str) -> Any:
+    if text.isdigit() and 1 <= int(text) <= len(options):
+        return options[int(text) - 1][0]
+    for value, title in options:
+        if text in (str(value), title):
+            return value
+    raise ValueError(f"choose 1 to {len(options)}, or one of the values listed")
+
+
+def _items_choices(node: dict[str, Any]) -> list[tuple[Any, str]] | None:
+    """The choices of a multiple-choice field (an array of an enum), else None."""
+    items = node.get("items")
+    if node.get("type") != "array" or not isinstance(items, dict):
+        return None
+    return choices_of(items)
 
 
 def choices_of(node: dict[str, Any]) -> list[tuple[Any, str]] | None:

@@ -73,6 +73,7 @@ async def size(ctx: CallContext) -> str:
                     "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
                 },
                 "zone": {"type": "string", "enum": ["a", "b"], "enumNames": ["Zone A", "Zone B"]},
+                "extras": {"type": "array", "items": {"type": "string", "enum": ["gpu", "ssd"]}},
             },
             "required": ["tier", "zone"],
         },
@@ -198,7 +199,9 @@ def test_harness_call_offers_titled_choices_by_number_or_title(tmp_path: Path) -
         term.send("3\r")
         at = term.expect("choose 1 to 2, or one of the values listed", at)
         term.send("1\r")
-        term.expect("accept {'tier': 'l', 'zone': 'a'}", at)
+        at = term.expect("extras [1) gpu  2) ssd] (several: 1,2):", at)
+        term.send("2, gpu\r")
+        term.expect("accept {'tier': 'l', 'zone': 'a', 'extras': ['ssd', 'gpu']}", at)
         assert term.close() == 0
     finally:
         term.kill()
