@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ..tools.approval_contract import show_args, visible
+from ..tools.jsonvalue import printable
 
 
 def _status(code: Any) -> str:
@@ -83,7 +84,7 @@ def inner_card(block: dict[str, Any], calls: dict[str, dict[str, Any]]) -> Any:
 def log_line(event: dict[str, Any]) -> Text:
     """A tool's log entry (``tool/log``), under its call."""
     data = event.get("data") or {}
-    extra = f" {json.dumps(data, ensure_ascii=False)}" if data else ""
+    extra = f" {json.dumps(printable(data), ensure_ascii=False, default=str)}" if data else ""
     level = str(event.get("level", "info"))
     style = "yellow" if level in ("warning", "error", "critical", "alert", "emergency") else "dim"
     return Text.assemble(

@@ -247,6 +247,16 @@ class CallContext:
             call, surface, self.client, session=self.session, parent=self, tools=self.tools
         )
 
+    def restart(self) -> None:
+        """The body runs (again) from its start: its inputs take the recorded answers anew,
+        after those of the call's approval (which came first)."""
+        used = 0
+        for answered in self.recorded:
+            if set(answered) != {APPROVAL_KEY}:
+                break
+            used += 1
+        self.used = used
+
     def __repr__(self) -> str:
         return (
             f"CallContext(call={self.call.id!r}, name={self.call.name!r}, surface={self.surface!r})"
@@ -270,20 +280,23 @@ class CallContext:
                 raise TypeError(f"input {key!r} must be ctx.Ask, ctx.Sample or ctx.Roots")
         if self.used < len(self.recorded):  # a later round: this input was answered before
             answered = self.recorded[self.used]
-            self.used += 1
-            if set(answered) == set(requests):
+            if set(requests) <= set(answered):  # keys nobody asked for are ignored
+                self.used += 1
                 return {key: answer_of(request, answered[key]) for key, request in requests.items()}
-            raise InputUnavailable(
-                f"tool {self.call.name} asked for {sorted(requests)} where its earlier round "
-                f"asked for {sorted(answered)}: code before an input must be repeatable"
-            )
+            if self.used < len(self.recorded) - 1:
+                raise InputUnavailable(
+                    f"tool {self.call.name} asked for {sorted(requests)} where its earlier round "
+                    f"asked for {sorted(answered)}: code before an input must be repeatable"
+                )
+            del self.recorded[self.used :]  # the latest answers lack some of these: ask again
         pace = self.pace
         if pace is not None:
             pace.pause()
         try:
             answers = await self.client.answer(self, requests)
         except InputRequired as ask_later:
-            ask_later.requests = {key: r.to_wire() for key, r in requests.items()}
+            if not ask_later.requests:  # a client may defer only some (it answered the rest)
+                ask_later.requests = {key: r.to_wire() for key, r in requests.items()}
             raise
         finally:
             if pace is not None:

@@ -213,7 +213,7 @@ def innermost(
     pace = None
     if tool.takes_context:  # its deadline follows progress and pauses for answers
         ctx = call.context
-        ctx.used = 0  # a body run again (a later input round) takes recorded answers anew
+        ctx.restart()  # a body run again (a later input round) takes recorded answers anew
         if timeout is not None or tool.idle is not None:
             pace = ctx.pace = Pace(timeout, tool.idle)
         if body is None:
