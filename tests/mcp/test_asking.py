@@ -29,9 +29,9 @@ ERAS = ["legacy", "2026-07-28"]
 TRANSPORTS = ["stdio", "http"]
 
 PLUGIN = '''
-from harness import CallContext, tool
+from harness import CallContext, define_resource, prompt, tool
 
-inject = ["tools"]
+inject = ["tools", "prompts", "resources"]
 
 
 @tool
@@ -69,7 +69,26 @@ async def summarize(text: str, ctx: CallContext) -> str:
     return (await ctx.sample(f"Summarize: {text}", max_tokens=40)).text
 
 
+@prompt
+async def briefing(topic: str, ctx: CallContext) -> str:
+    """A briefing on a topic, for the reader's role."""
+    answer = await ctx.ask("Your role?", {"role": {"type": "string", "required": True}})
+    return f"Brief a {(answer.content or {}).get('role')} on {topic}"
+
+
+async def motd(params: dict, ctx: CallContext) -> str:
+    answer = await ctx.ask("Your name?", {"name": {"type": "string", "required": True}})
+    return f"Good morning, {(answer.content or {}).get('name')}"
+
+
+message_of_the_day = define_resource(
+    uri="motd://today", name="motd", description="Today's greeting, for you.", read=motd
+)
+
+
 def apply(ctx):
+    ctx.prompts.register(briefing)
+    ctx.resources.register(message_of_the_day)
     ctx.tools.register(deploy)
     ctx.tools.register(whoami)
     ctx.tools.register(summarize)
@@ -245,6 +264,27 @@ async def test_a_client_without_the_capabilities(era: str, project: Path, served
                 await client.call_tool("summarize", {"text": "x"})
             assert refused.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
             assert refused.value.data == {"requiredCapabilities": {"sampling": {}}}
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_prompt_and_a_resource_that_ask(
+    transport: str, era: str, project: Path, request: pytest.FixtureRequest
+) -> None:
+    person = Person()
+    person.elicitor.form = {"role": "reviewer", "name": "ada"}
+    async with connect(transport, era, project, url_of(transport, request), person) as client:
+        listed = {p.name: p for p in (await client.list_prompts()).prompts}
+        got = await client.get_prompt("briefing", {"topic": "rounds"})
+        read = await client.read_resource("motd://today")
+    assert [a.name for a in listed["briefing"].arguments or []] == ["topic"]  # ctx is no argument
+    assert got.messages[0].content == types.TextContent(
+        type="text", text="Brief a reviewer on rounds"
+    )
+    [contents] = read.contents
+    assert isinstance(contents, types.TextResourceContents)
+    assert contents.text == "Good morning, ada"
+    assert person.elicitor.asked == ["Your role?", "Your name?"]
 
 
 PROGRAM = "await whoami()"
