@@ -25,7 +25,8 @@ logs land in the same session, under their own call ids.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..llm.base import AssistantMessage, ChatRequest, LLMError, UserMessage
@@ -49,7 +50,7 @@ class AgentClient(Client):
     def __init__(self, session: Session) -> None:
         super().__init__(None)
         self.session = session
-        self.shown = ShownProgress()
+        self.shown = ShownProgress(self._later)
         """A call's progress reports that say something new, or one a tenth of a second."""
 
     async def answer(self, ctx: CallContext, requests: Mapping[str, Input]) -> dict[str, Any]:
@@ -67,10 +68,15 @@ class AgentClient(Client):
     async def progress(
         self, ctx: CallContext, done: float, total: float | None, message: str | None
     ) -> None:
-        if not self.shown.passes(ctx.call.id, done, total, message):
-            return
-        fields = {"id": ctx.call.id, "done": done, "total": total, "message": message}
-        self.session.stream("tool/progress", **_nested(ctx, fields))
+        fields = _nested(ctx, {"id": ctx.call.id, "done": done, "total": total, "message": message})
+        show = partial(self.session.stream, "tool/progress", **fields)
+        self.shown.offer(ctx.call.id, done, total, message, show)
+
+    def _later(self, func: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``func`` in the background while the agent is loaded."""
+        ctx = self.session.agent.ctx
+        if not ctx.is_disposed:
+            ctx.start_soon(func)
 
     async def log(self, ctx: CallContext, level: str, message: str, data: dict[str, Any]) -> None:
         fields = {"id": ctx.call.id, "level": level, "message": message, "data": data}

@@ -41,6 +41,8 @@ class CliApproval:
         self.refused_without_terminal = False
         self.bars: Bars | None = None
         """The call's progress bars, stepped aside while the prompt waits."""
+        self.asking = anyio.Lock()
+        """One prompt at a time on the terminal (a program's calls: approvals, questions)."""
 
     async def request(self, call: ToolCall, reason: str) -> bool:
         """Approve with --yes; else ask on the terminal; refuse without one."""
@@ -52,11 +54,12 @@ class CliApproval:
             self.refused_without_terminal = True
             return False
         question = prompt(call, reason)  # control and bidirectional characters made visible
-        with self.bars.aside() if self.bars is not None else nullcontext():
-            answer: bool = await anyio.to_thread.run_sync(
-                lambda: click.confirm(question, default=False, err=True),
-                abandon_on_cancel=True,  # answered elsewhere first (the console): stop waiting
-            )
+        async with self.asking:
+            with self.bars.aside() if self.bars is not None else nullcontext():
+                answer: bool = await anyio.to_thread.run_sync(
+                    lambda: click.confirm(question, default=False, err=True),
+                    abandon_on_cancel=True,  # answered elsewhere first (the console): stop waiting
+                )
         return answer
 
 
@@ -68,7 +71,7 @@ class CliClient(ApproverClient):
         self.bars = bars
         folder = folder.resolve()
         self.roots = [Root(folder.as_uri(), folder.name or str(folder))]
-        self.asking = anyio.Lock()  # a program's calls ask one at a time
+        self.asking = approval.asking  # a program's calls ask one at a time
 
     async def answer(self, ctx: CallContext, requests: Mapping[str, Input]) -> dict[str, Any]:
         answers: dict[str, Any] = {}

@@ -16,23 +16,25 @@ page (``POST /api/tools/{name}/call``) can reach while it runs (DESIGN §16).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..tools.call_context import CallContext, Client, unavailable
 from ..tools.inputs import Input, InputUnavailable, Root
 from ..tools.jsonvalue import printable
-from ..tools.progress_shown import ShownProgress
+from ..tools.progress_shown import Later, ShownProgress
 from .stream import EventHub
 
 
 class ConsoleClient(Client):
     """The client of the calls one console runs (see the module)."""
 
-    def __init__(self, hub: EventHub, folder: Path) -> None:
+    def __init__(self, hub: EventHub, folder: Path, later: Later | None = None) -> None:
         super().__init__(None)
         self.hub = hub
-        self.shown = ShownProgress()
+        self.shown = ShownProgress(later)
+        """A call's progress reports that say something new, or one a tenth of a second."""
         folder = folder.resolve()
         self.roots = [Root(folder.as_uri(), folder.name or str(folder))]
 
@@ -50,10 +52,9 @@ class ConsoleClient(Client):
     async def progress(
         self, ctx: CallContext, done: float, total: float | None, message: str | None
     ) -> None:
-        if not self.shown.passes(ctx.call.id, done, total, message):
-            return
-        fields = {"id": ctx.call.id, "done": done, "total": total, "message": message}
-        self.hub.publish("tool/progress", _nested(ctx, fields))
+        fields = _nested(ctx, {"id": ctx.call.id, "done": done, "total": total, "message": message})
+        show = partial(self.hub.publish, "tool/progress", fields)
+        self.shown.offer(ctx.call.id, done, total, message, show)
 
     async def log(self, ctx: CallContext, level: str, message: str, data: dict[str, Any]) -> None:
         fields = {"id": ctx.call.id, "level": level, "message": message, "data": printable(data)}

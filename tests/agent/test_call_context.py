@@ -4,6 +4,7 @@ sample the agent's own model, read roots, report progress and log, as session ev
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +263,60 @@ async def test_a_flood_of_progress_reaches_readers_as_its_news_and_its_end(
     assert shown[0] == (1, 5000)
     assert shown[-1] == (5000, 5000)  # the end always goes out
     assert len(shown) < 1000  # not one event per report: one a tenth of a second, and news
+
+
+BURST = '''
+from harness import CallContext, tool
+
+inject = ["tools"]
+
+
+@tool
+async def burst(ctx: CallContext) -> str:
+    """Report a burst of progress, then wait for a person."""
+    for row in range(1, 51):
+        await ctx.progress(row, 100, "rows")
+    answer = await ctx.ask("Go on?")
+    return answer.action
+'''
+
+
+async def test_the_last_report_of_a_burst_reaches_readers_while_the_call_waits(
+    tmp_path: Path, server: ScriptedServer
+) -> None:
+    server.rules = [
+        Rule(Reply.calls(call("burst")), user="burst"),
+        Rule(Reply.say("done"), tool="burst"),
+    ]
+    write(
+        tmp_path / "burst.py", BURST + "\n\ndef apply(ctx):\n    return ctx.tools.register(burst)\n"
+    )
+    entries = [{"id": "burst", "name": str(tmp_path / "burst.py")}]
+    async with Host(config_file(tmp_path, server, entries)) as host:
+        question = None
+        shown: list[float] = []
+        with anyio.fail_after(20):  # the question waits 300 s: only the 50th report ends it
+            async for event in host.ctx.agent.session().send("burst"):
+                if event["type"] == "approval/request":
+                    question = event["id"]
+                elif event["type"] == "tool/progress":
+                    shown.append(event["done"])
+                if question is not None and shown and shown[-1] == 50:
+                    host.ctx.approval.answer(question, "allow_once", content={})
+                    question = None
+                if event["type"] == "tool/result":
+                    assert event["result"]["result"] == "accept"
+    assert shown[0] == 1
+    assert shown[-1] == 50
+    assert len(shown) < 50
+
+
+async def test_roots_naming_no_folder_are_warned_about(
+    tmp_path: Path, server: ScriptedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="harness.agent"):
+        async with Host(project(tmp_path, server, roots=["nowhere"])):
+            pass
+    assert f"the agent's roots name nowhere, which is not a folder (relative to {tmp_path})" in (
+        caplog.text
+    )
