@@ -6,7 +6,10 @@ Quality: the functions of BFCL v4's ``simple_python``, ``multiple``, ``live_simp
 (``possible_answer``) as the gold. recall@5, recall@10 and MRR for each ranker: harness's
 lexical ranker (and variants: no stemming, unweighted fields), plain ``bm25s`` over the
 descriptions alone (the baseline), and the embedding and hybrid rankers when the ``search``
-extra is installed.
+extra is installed: the hybrid by min-max scaled, weighted scores (the default: 0.7 model)
+and by reciprocal rank and other weights, and the cold encode rate of the sentence model (an
+empty vector cache, batched, at 526, 1 090 and 5 000 tools; one run at a time over all
+cores, and two single-threaded runs at once), with the machine's load average beside each.
 
 Speed (thread CPU time, which other processes on a loaded machine do not inflate; best of
 rounds): a full index build at 5 000 tools, registering one more tool through the tools
@@ -19,12 +22,15 @@ fresh interpreter.
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from harness import Context, ToolsService, define_tool
@@ -120,10 +126,54 @@ def quality(functions: dict[str, dict[str, Any]], questions: list[tuple[str, str
             print(f"  ({name}: {exc})")
             continue
         rows[name] = ours(docs, questions, ranker)
+    if "hybrid" in rows:
+        fusion_trial(docs, questions, rows)
     base = rows["bm25s, descriptions only"][1]
     print(f"  {'ranker':30} {'R@5':>6} {'R@10':>6} {'MRR':>6}  R@10 vs bm25s")
     for label, (at5, at10, mrr) in rows.items():
         print(f"  {label:30} {at5:6.3f} {at10:6.3f} {mrr:6.3f}  {100 * (at10 / base - 1):+.0f} %")
+
+
+def fusion_trial(
+    docs: list[Document], questions: list[tuple[str, str]], rows: dict[str, tuple[float, ...]]
+) -> None:
+    """The hybrid fused by reciprocal rank, and by min-max scaled scores at other weights."""
+    from harness.search.fusion import EmbeddingRanker, HybridRanker
+    from harness.search.ranker import load_encoder
+
+    encoder = load_encoder("hybrid", None)  # one model: its vectors are encoded once
+    trials: dict[str, tuple[float, float] | None] = {"reciprocal rank, k = 10": None}
+    trials.update({f"min-max, {m:.1f} model": (1 - m, m) for m in (0.5, 0.6)})
+    for label, weights in trials.items():
+        ranker = HybridRanker(LexicalRanker(), EmbeddingRanker(encoder), weights=weights)
+        rows[f"hybrid, {label}"] = ours(docs, questions, ranker)
+
+
+def cold_encode(functions: dict[str, dict[str, Any]]) -> None:
+    """Tools per second of a cold encode (an empty on-disk cache), batched."""
+    from harness.search.embedding import Encoder
+
+    if Encoder.unavailable_reason() is not None:
+        return
+    pool = list(functions.items())
+    named = [(f"{name[:58]}_{i // len(pool)}", f) for i, (name, f) in enumerate(pool * 5)]
+    print(f"cold encode ({os.cpu_count()} cores; load average before and after each run)")
+    for size in (526, len(pool), SIZE):
+        texts = [document(name, f).text for name, f in named[:size]]
+        for workers in (1, 2):
+            with tempfile.TemporaryDirectory() as folder:
+                encoder = Encoder(Path(folder), workers=workers)
+                encoder.encode_query("load the model")  # its load is not the encode
+                load = os.getloadavg()[0]
+                wall, cpu = time.perf_counter(), time.process_time()
+                encoder.encode(texts)
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                assert encoder.encoded == size
+            how = "one run, all cores" if workers == 1 else f"{workers} runs, 1 thread each"
+            print(
+                f"  {size:5d} tools, {how:22} {size / wall:5.0f} tools/s "
+                f"({size / cpu:3.0f} per CPU-second), load {load:.1f} -> {os.getloadavg()[0]:.1f}"
+            )
 
 
 def cpu_ms(call: Any, rounds: int = 5) -> float:
@@ -238,6 +288,7 @@ def imports() -> None:
 async def main() -> None:
     functions, questions = bfcl()
     quality(functions, questions)
+    cold_encode(functions)
     await speed(functions, questions)
     await request_size(functions)
     imports()

@@ -61,6 +61,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "agent",
         "web",
         "demo",
+        "gateway.authorise",
     ),
     "api": ("core", "tools", "resources", "prompts", "host"),
     "main": ("cli",),
@@ -68,7 +69,8 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
 """Layer → what its modules may import, bottom first: layers by name, or one module of a
 layer by its dotted path under ``harness`` (the web console's Host and token checks use
 ``mcp.hosts`` and ``mcp.auth`` and nothing else of MCP; it reaches the agent only through
-the ``agent`` service). ``api`` is
+the ``agent`` service; ``harness auth`` uses ``gateway.authorise`` and nothing else of the
+gateway). ``api`` is
 ``harness/__init__.py``, the public names; ``main`` is ``harness/__main__.py``. Only the
 demo model (``demo``, served by ``--demo`` and ``python -m harness.demo``) imports
 ``testing``, whose scripted servers tests and users otherwise start beside a host; the CLI

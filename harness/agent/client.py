@@ -5,7 +5,9 @@ Every call of a session's step carries a :class:`~harness.tools.call_context.Cal
 with surface ``agent`` and the session's :class:`AgentClient`:
 
 - ``ctx.progress`` is a ``tool/progress {id, done, total, message}`` session event, streamed
-  to the session's readers (the console's card, ``harness chat``'s bar) and not logged;
+  to the session's readers (the console's card, ``harness chat``'s bar) and not logged; a
+  report that says nothing new goes out at most every tenth of a second
+  (:mod:`~harness.tools.progress_shown`);
 - ``ctx.log`` is a ``tool/log {id, level, message, data}`` session event, logged;
 - ``ctx.ask`` is a request of the approval object with ``question: true`` and its ``form``,
   recorded in the session as its ``approval/request``: the session's reader (the console's
@@ -23,12 +25,14 @@ logs land in the same session, under their own call ids.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..llm.base import AssistantMessage, ChatRequest, LLMError, UserMessage
 from ..tools.call_context import CallContext, Client
 from ..tools.inputs import Input, InputUnavailable, Root, Sampled, SampleInput
+from ..tools.progress_shown import ShownProgress
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,6 +50,8 @@ class AgentClient(Client):
     def __init__(self, session: Session) -> None:
         super().__init__(None)
         self.session = session
+        self.shown = ShownProgress(self._later)
+        """A call's progress reports that say something new, or one a tenth of a second."""
 
     async def answer(self, ctx: CallContext, requests: Mapping[str, Input]) -> dict[str, Any]:
         agent = self.session.agent
@@ -62,8 +68,15 @@ class AgentClient(Client):
     async def progress(
         self, ctx: CallContext, done: float, total: float | None, message: str | None
     ) -> None:
-        fields = {"id": ctx.call.id, "done": done, "total": total, "message": message}
-        self.session.stream("tool/progress", **_nested(ctx, fields))
+        fields = _nested(ctx, {"id": ctx.call.id, "done": done, "total": total, "message": message})
+        show = partial(self.session.stream, "tool/progress", **fields)
+        self.shown.offer(ctx.call.id, done, total, message, show)
+
+    def _later(self, func: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``func`` in the background while the agent is loaded."""
+        ctx = self.session.agent.ctx
+        if not ctx.is_disposed:
+            ctx.start_soon(func)
 
     async def log(self, ctx: CallContext, level: str, message: str, data: dict[str, Any]) -> None:
         fields = {"id": ctx.call.id, "level": level, "message": message, "data": data}
@@ -113,8 +126,6 @@ async def sample(llm: LLM, ctx: CallContext, request: SampleInput) -> Sampled:
         raise InputUnavailable(
             f"tool {name} asked the agent's model for a completion, and it failed: {exc}"
         ) from None
-    from .session import model_label
-
     reason = answer.finish_reason
     return Sampled(
         answer.text,
@@ -122,6 +133,12 @@ async def sample(llm: LLM, ctx: CallContext, request: SampleInput) -> Sampled:
         model_label(llm),
         STOP_REASONS.get(reason or "", reason),
     )
+
+
+def model_label(llm: object) -> str | None:
+    """The model's name for people: the provider's ``label``, else its config's ``model``."""
+    label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
+    return str(label) if label else None
 
 
 def _text(content: Any) -> str | None:

@@ -20,10 +20,11 @@ import pydantic
 from ..service import Service, unwrap
 from ..tools.approval_requests import TIMEOUT, Approvals
 from ..tools.calls import ToolCall, ToolResult
-from ..tools.finding import SEARCH_TOOL, kept
+from ..tools.finding import SEARCH_TOOL
 from ..tools.render import default_text
 from .always import allow_tool
 from .client import project_root
+from .deferral import RequestTools, request_tools
 from .log import SessionNotFound, SessionStore, check_id, dumps, log_chunks, new_id
 from .session import Session
 from .session_list import Catalog, any_spoken, check_query, check_title, summary
@@ -118,6 +119,13 @@ class AgentService(Service):
         self.system_prompt = f"{config.system.strip()}\n\n{rules}".strip()
         self.roots = [project_root(base / folder) for folder in config.roots]
         """What a tool's ``ctx.roots()`` gets in this agent's sessions."""
+        for folder in config.roots:
+            if not (base / folder).is_dir():
+                _log.warning(
+                    "the agent's roots name %s, which is not a folder (relative to %s)",
+                    folder,
+                    base,
+                )
         self.running: dict[int, Any] = {}
         """The calls of running steps, by ``id()`` of their ToolCall."""
         self._open: dict[str, Session] = {}
@@ -274,25 +282,14 @@ class AgentService(Service):
                 )
         return self._visible
 
-    def request_tools(self, loaded: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The tools one model request carries, name → schema.
-
-        Without deferral, every visible tool. With it (the tools service's ``search.defer``:
-        ``true``, or ``auto`` with more than ``search.threshold`` tools visible, and
-        ``search_tools`` among them): ``search_tools``, the tools ``search.keep`` keeps, and
-        the tools ``loaded`` (found by earlier searches of the session) in the order they
-        were found, so the list only ever grows at its end and stays byte-stable from one
-        request to the next until a search finds a new tool.
-        """
-        visible = self.visible_tools()
-        search = unwrap(self.ctx.tools).config.search
-        others = len(visible) - (SEARCH_TOOL in visible)
-        if SEARCH_TOOL not in visible or not search.defers(others):
-            return visible
-        names = [SEARCH_TOOL, *(n for n in kept(list(visible), search) if n != SEARCH_TOOL)]
-        shown = set(names)
-        names.extend(n for n in loaded if n in visible and n not in shown)
-        return {name: visible[name] for name in dict.fromkeys(names)}
+    def request_tools(self, loaded: Sequence[str]) -> RequestTools:
+        """The tools one model request carries (:mod:`.deferral`): every visible tool, or
+        with deferral the kept and ``loaded`` ones and the means to find the rest."""
+        service = unwrap(self.ctx.tools)
+        native = bool(getattr(self.llm, "native_search", False))
+        return request_tools(
+            self.visible_tools(), service.config.search, loaded, native, service.finder.is_visible
+        )
 
     def _on_change(self, *args: Any) -> None:
         self._visible = None

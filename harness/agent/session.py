@@ -33,7 +33,7 @@ from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import SEARCH_TOOL
 from . import spans
-from .client import AgentClient
+from .client import AgentClient, model_label
 from .history import arguments_of, history_of, normal_call, tool_message
 from .log import LogWriter, now
 from .turn_events import TurnEvents
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ..llm.base import LLM
     from ..tools.approval_requests import Approvals
     from ..tools.inputs import Root
+    from .deferral import RequestTools
 
 _log = logging.getLogger("harness.agent")
 
@@ -69,7 +70,7 @@ class Agent(Protocol):
 
     def visible_tools(self) -> dict[str, dict[str, Any]]: ...
 
-    def request_tools(self, loaded: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+    def request_tools(self, loaded: Sequence[str]) -> RequestTools: ...
 
 
 @dataclass
@@ -176,6 +177,8 @@ class Session:
         if not jsonvalue.is_json(event):  # a program's call may carry an int too long to write
             event = jsonvalue.printable(event)
         self.events.append(event)
+        if kind == "tool/result":  # a progress report still held back is stale now
+            self.client.shown.end(str(fields.get("id")))
         try:
             self._writer.append(event)
         except OSError as exc:
@@ -286,9 +289,15 @@ class Session:
             wrap = step_number > agent.max_steps
             step = self._step = _Step(turn, step_number)
             self.record("step/start", turn=turn, step=step_number)
-            visible = agent.request_tools(self.loaded)
+            tools = agent.request_tools(self.loaded)
             messages = [*self.history, UserMessage(WRAP_UP)] if wrap else list(self.history)
-            request = ChatRequest(agent.system_prompt, messages, list(visible.values()), not wrap)
+            request = ChatRequest(
+                agent.system_prompt,
+                messages,
+                list(tools.sent.values()),
+                not wrap,
+                deferred=list(tools.deferred.values()),
+            )
 
             def on_text(piece: str, step: _Step = step) -> None:
                 step.text.append(piece)
@@ -322,22 +331,24 @@ class Session:
                     answer.text, tuple(normal_call(c) for c in calls), tuple(answer.thinking)
                 )
             )
+            self._load(step, [n for n in answer.loaded if n in tools.deferred])
             if calls:
-                await self._run_calls(step, visible)
-                self._load_found(step, visible)
+                await self._run_calls(step, tools)
+                self._load_found(step, tools.sent)
             self._step = None
             self.record("step/end", turn=turn, step=step_number, usage=answer.usage)
             if not calls:
                 return "max_steps" if wrap else "done"
 
-    async def _run_calls(self, step: _Step, visible: dict[str, Any]) -> None:
+    async def _run_calls(self, step: _Step, tools: RequestTools) -> None:
+        callable_ = tools.callable
         for item in step.calls:
             self.record("tool/call", id=item.id, name=item.name, args=arguments_of(item.arguments))
         runs: list[Run] = []
         for item in step.calls:
-            if item.name not in visible:  # hidden, unknown or not loaded yet: never run
+            if item.name not in callable_:  # hidden, unknown or not loaded yet: never run
                 message = f"Tool {item.name} not found"
-                if SEARCH_TOOL in visible and item.name in self.agent.visible_tools():
+                if SEARCH_TOOL in callable_ and item.name in self.agent.visible_tools():
                     message += f" among the loaded tools; find it with {SEARCH_TOOL} first"
                 step.early[item.id] = ToolResult(
                     item.id,
@@ -388,6 +399,12 @@ class Session:
                 name = hit.get("name") if isinstance(hit, dict) else None
                 if isinstance(name, str) and name not in offered and name not in found:
                     found.append(name)
+        self._load(step, found)
+
+    def _load(self, step: _Step, found: list[str]) -> None:
+        """Offer ``found`` (tools a search found) from the next request on, for the rest of
+        the session: harness's ``search_tools``, or the provider API's own search."""
+        found = [name for name in dict.fromkeys(found) if name not in self.loaded]
         if found:
             self.loaded.extend(found)
             self.record("tools/loaded", turn=step.turn, step=step.step, names=found)
@@ -463,9 +480,3 @@ class Session:
             reason="error",
             error="interrupted: harness stopped before this turn ended",
         )
-
-
-def model_label(llm: object) -> str | None:
-    """The model's name for people: the provider's ``label``, else its config's ``model``."""
-    label = getattr(llm, "label", None) or getattr(getattr(llm, "config", None), "model", None)
-    return str(label) if label else None

@@ -29,10 +29,12 @@ from ..errors import HarnessError
 from ..host import Host
 from ..loader.config import read_config
 from ..tools.approval_contract import show_args, visible
+from .chat_cards import log_line, result_card, visible_block
 from .chat_commands import ALIASES, COMMANDS, command_of, message_of, run_command
 from .chat_input import ChatInput, Interrupted, chat_input
 from .logs import failures_reported
 from .problem_report import report_failures
+from .terminal_inputs import Bars, answer_question
 
 QUESTION = "allow [o]nce, for this [s]ession, [a]lways, or [d]eny?"
 CHOICES = {
@@ -40,22 +42,6 @@ CHOICES = {
     "s": "allow_session",
     "a": "allow_always",
     "d": "deny",
-}
-
-
-def _status(code: Any) -> str:
-    """A card's status word, from a result's code."""
-    if code is None:
-        return "done"
-    return str(code) if code in ("denied", "cancelled", "timeout") else "error"
-
-
-STATUS_STYLE = {
-    "done": "green",
-    "error": "red",
-    "denied": "yellow",
-    "cancelled": "yellow",
-    "timeout": "red",
 }
 
 
@@ -93,6 +79,8 @@ class Chat:
         self.quit = anyio.Event()
         self._streaming = False
         self._calls: dict[str, dict[str, Any]] = {}
+        self.bars = Bars(console)
+        """Progress bars of the running calls (drawn on a terminal only)."""
 
     # -- output ----------------------------------------------------------------------------
 
@@ -117,8 +105,18 @@ class Chat:
                 ),
                 soft_wrap=True,
             )
+        elif kind == "tool/progress":
+            if out.is_terminal:
+                name = str(self._calls.get(event["id"], {}).get("name", "tool"))
+                self.bars.update(
+                    event["id"], name, event["done"], event.get("total"), event.get("message")
+                )
+        elif kind == "tool/log":
+            self._end_stream()
+            out.print(log_line(event), soft_wrap=True)
         elif kind == "tool/result":
-            card = self.card(event)
+            self.bars.finish(event["id"])
+            card = result_card(event, self._calls)
             # a call a run_code program made: a card nested under the program's
             out.print(Padding(card, (0, 0, 0, 4)) if event.get("parent") else card)
         elif kind == "approval/decided":
@@ -126,6 +124,7 @@ class Chat:
             why = f": {visible(event['reason'])}" if event.get("reason") else ""
             out.print(f"  [{style}]{event['decision']}[/]{why}", highlight=False)
         elif kind == "turn/end":
+            self.bars.clear()
             self._end_stream()
             reason = event["reason"]
             if reason == "error":
@@ -140,61 +139,14 @@ class Chat:
             self.console.print()
             self._streaming = False
 
-    def card(self, event: dict[str, Any]) -> Panel:
-        result = event["result"]
-        call = self._calls.get(event["id"], {})
-        code = result.get("code")
-        status = _status(code)
-        title = Text.assemble(
-            (visible(str(result.get("name"))), "bold"),
-            " · ",
-            (status, STATUS_STYLE.get(status, "red")),
-            f" · {event.get('duration_ms', 0):.0f} ms",
-        )
-        args = call.get("args", {})
-        program = result.get("name") == "run_code" and isinstance(args, dict)
-        parts: list[Any] = [] if program else [Text(f"args: {show_args(args)}", style="dim")]
-        for block in result.get("content") or []:
-            kind = block.get("type")
-            if kind == "text":
-                parts.append(Text(visible_block(str(block.get("text", "")))))
-            elif kind == "code":
-                parts.append(
-                    Panel(Text(visible_block(str(block.get("text", "")))), title="program")
-                )
-            elif kind == "tool_call":
-                parts.append(self._inner_card(block))
-            else:
-                parts.append(Text(f"[{block.get('type')} block]", style="dim"))
-        if code is not None and result.get("error") and not result.get("content"):
-            parts.append(Text(visible(str(result["error"])), style="red"))
-        return Panel(Group(*parts), title=title, title_align="left", expand=False)
-
-    def _inner_card(self, block: dict[str, Any]) -> Any:
-        """A call of a run_code program: one line when its card was shown live, else a card."""
-        status = _status(block.get("code"))
-        line = Text.assemble(
-            ("↳ ", "dim"),
-            (visible(str(block.get("name"))), "bold"),
-            " · ",
-            (status, STATUS_STYLE.get(status, "red")),
-            f" · {float(block.get('duration_ms') or 0):.0f} ms",
-        )
-        if block.get("id") in self._calls:
-            return line
-        parts: list[Any] = [Text(f"args: {show_args(block.get('args', {}))}", style="dim")]
-        for inner in block.get("content") or []:
-            if inner.get("type") == "text":
-                parts.append(Text(visible_block(str(inner.get("text", "")))))
-        if block.get("error") and not block.get("content"):
-            parts.append(Text(visible(str(block["error"])), style="red"))
-        return Panel(Group(*parts), title=line, title_align="left", expand=False)
-
     # -- approvals -------------------------------------------------------------------------
 
     async def approve(self, event: dict[str, Any]) -> None:
         broker = self.host.ctx.approval
         self._end_stream()
+        if event.get("question"):
+            await self.answer(event)
+            return
         self.console.print(
             Panel(
                 Group(
@@ -208,20 +160,45 @@ class Chat:
                 expand=False,
             )
         )
-        if self.yes and not event.get("question"):  # a tool's own question needs a person
+        if self.yes:
             broker.answer(event["id"], "allow_once", "approved with --yes")
             return
         if not self.interactive:
-            why = "no terminal to ask; run harness chat with --yes"
-            if event.get("question"):
-                why = "no terminal to ask (--yes answers approvals, never a tool's question)"
-            broker.answer(event["id"], "deny", why)
+            broker.answer(event["id"], "deny", "no terminal to ask; run harness chat with --yes")
             return
         async with self.asking:
             try:
-                await self._ask(broker, event["id"])
+                with self.bars.aside():
+                    await self._ask(broker, event["id"])
             except Interrupted:  # Ctrl-C at the question: as Ctrl-C during the turn
                 self.interrupt()
+
+    async def answer(self, event: dict[str, Any]) -> None:
+        """A tool's question: its form asked field by field (``--yes`` never answers it)."""
+        args = event.get("args")
+        asked: dict[str, Any] = args if isinstance(args, dict) else {}
+        self.console.print(
+            Panel(
+                Text(visible(str(asked.get("message") or event.get("reason", "")))),
+                title=Text.assemble(("question from ", "yellow"), (visible(event["name"]), "bold")),
+                title_align="left",
+                expand=False,
+            )
+        )
+        broker = self.host.ctx.approval
+        if not self.interactive:
+            why = "no terminal to ask (--yes answers approvals, never a tool's question)"
+            broker.answer(event["id"], "deny", why)
+            return
+        async with self.asking:
+            with self.bars.aside():
+                try:
+                    await answer_question(broker, event, self.input.answer, self._say)
+                except Interrupted:  # Ctrl-C at the question: as Ctrl-C during the turn
+                    self.interrupt()
+
+    def _say(self, text: str) -> None:
+        self.console.print(Text(text, style="dim"))
 
     async def _ask(self, broker: Any, request_id: str) -> None:
         while True:
@@ -277,11 +254,6 @@ class Chat:
             self._stop()
 
 
-def visible_block(text: str) -> str:
-    """A rendered text block with hidden characters made visible, line breaks kept."""
-    return "\n".join(visible(line) for line in text.split("\n"))
-
-
 async def _chat(
     options: Options, message: str | None, session_id: str | None, yes: bool, watch: bool
 ) -> int:
@@ -298,7 +270,7 @@ async def _chat(
             report_failures(host.status(), host.problems())  # a failed mount, say
             failures_reported()  # a plugin failing from now on (a lost server) is logged
             agent.save_always_to(options.config_path.absolute())  # the file chat runs on
-            from ..agent.session import model_label
+            from ..agent.client import model_label
 
             err.print(f"model: {model_label(host.ctx.get('llm'))}", highlight=False, markup=False)
             reader = chat_input(console, options.config_path, [*COMMANDS, *ALIASES])
@@ -394,6 +366,7 @@ def print_events(events: list[dict[str, Any]], as_json: bool) -> None:
     console = Console(highlight=False)
     chat = Chat.__new__(Chat)
     chat.console, chat._streaming, chat._calls = console, False, {}
+    chat.bars = Bars(console)
     for event in events:
         kind = event["type"]
         if kind == "turn/start":
@@ -402,5 +375,5 @@ def print_events(events: list[dict[str, Any]], as_json: bool) -> None:
             console.print(f"[bold cyan]assistant>[/] {visible_block(str(event['text']))}")
         elif kind == "session/title":
             console.print(f"[dim]renamed: {visible(str(event.get('title', '')))}[/]")
-        elif kind in ("tool/call", "tool/result", "approval/decided", "turn/end"):
+        elif kind in ("tool/call", "tool/log", "tool/result", "approval/decided", "turn/end"):
             chat.show(event)

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from .. import __version__
+from .auth import auth
 from .call import call
 from .inspection import check, plugins, tools
 from .options import Options, common
@@ -30,6 +31,7 @@ Examples:
   harness disable files                    switch an entry off in the file
   harness run --mcp http --port 8765       serve the tools to MCP clients at /mcp
   harness mcp                              serve MCP on stdio (for client configs)
+  harness auth remote                      authorise an OAuth MCP server (browser)
   harness init my-tools                    start a project: cordis.yml, plugins/, workspace/
 """
 
@@ -60,5 +62,6 @@ for _command in (
     init,
     enable,
     disable,
+    auth,
 ):
     cli.add_command(_command)

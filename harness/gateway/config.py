@@ -11,6 +11,28 @@ import pydantic
 from .names import PREFIX_PATTERN
 
 
+class OAuthConfig(pydantic.BaseModel):
+    """``oauth:`` of an HTTP entry (``oauth: true`` for every default): OAuth 2.1."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    client_id: str | None = None
+    """A client registered with the authorisation server beforehand; default: dynamic
+    registration (or ``client_metadata_url`` where the server supports it)."""
+    client_secret: str | None = None
+    """That client's secret, if it has one (``${VAR}``)."""
+    client_metadata_url: str | None = None
+    """An https URL of a client metadata document, used as the client id where the server
+    supports it (instead of registering)."""
+    scope: str | None = None
+    """Scopes to ask for (space-separated); default: what the server says it needs."""
+    client_name: str = "harness"
+    """The name registered with the authorisation server (shown on its consent page)."""
+    redirect_port: int = pydantic.Field(0, ge=0, le=65535)
+    """The loopback port ``harness auth`` listens on for the redirect (0: any free one;
+    set it when the client was registered with a fixed redirect URI)."""
+
+
 class GatewayConfig(pydantic.BaseModel):
     """``config:`` of an entry ``name: harness:mcp-client`` (stdio or streamable HTTP)."""
 
@@ -28,6 +50,9 @@ class GatewayConfig(pydantic.BaseModel):
     """streamable HTTP: the server's endpoint, ``http(s)://host:port/mcp``."""
     headers: dict[str, str] = pydantic.Field(default_factory=dict)
     """streamable HTTP: request headers (tokens via ``${VAR}``)."""
+    oauth: OAuthConfig | None = None
+    """streamable HTTP: authorise with OAuth 2.1 (``harness auth ID``); ``true`` for the
+    defaults."""
     prefix: str | None = None
     """Put before every upstream name; default ``<id>_``; ``""`` keeps upstream names."""
     include: list[str] = pydantic.Field(default_factory=lambda: ["*"])
@@ -71,6 +96,13 @@ class GatewayConfig(pydantic.BaseModel):
             )
         return value
 
+    @pydantic.field_validator("oauth", mode="before")
+    @classmethod
+    def _oauth_switch(cls, value: object) -> object:
+        if value is True:
+            return {}
+        return None if value is False else value
+
     @pydantic.model_validator(mode="after")
     def _check_transport(self) -> GatewayConfig:
         if (self.command is None) == (self.url is None):
@@ -85,6 +117,8 @@ class GatewayConfig(pydantic.BaseModel):
                 raise ValueError(f"{', '.join(stray)} only apply to command (stdio) servers")
         elif self.headers:
             raise ValueError("headers only apply to url (streamable HTTP) servers")
+        elif self.oauth is not None:
+            raise ValueError("oauth only applies to url (streamable HTTP) servers")
         if self.command is not None and not self.command.strip():
             raise ValueError("command must not be empty")
         if self.max_restart_delay < self.restart_delay:

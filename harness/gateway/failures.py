@@ -9,6 +9,7 @@ import httpx2
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from .auth import AuthorisationNeeded
 from .caps import cut_reason
 from .config import GatewayConfig
 from .http import Refusal
@@ -23,13 +24,20 @@ class TooLarge(Exception):
 
 
 def explain(
-    exc: BaseException, config: GatewayConfig, refused: str | None, refusal: Refusal | None = None
+    exc: BaseException,
+    config: GatewayConfig,
+    refused: str | None,
+    refusal: Refusal | None = None,
+    entry: str = "ID",
 ) -> str:
-    """Why a connection to the server of ``config`` ended with ``exc`` (``refused``: what
-    harness refused to read from it, if anything; ``refusal``: the server's last 401 or
-    403)."""
+    """Why a connection to the server of ``config`` (entry ``entry``) ended with ``exc``
+    (``refused``: what harness refused to read from it, if anything; ``refusal``: the
+    server's last 401 or 403)."""
     if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        return explain(exc.exceptions[0], config, refused, refusal)
+        return explain(exc.exceptions[0], config, refused, refusal, entry)
+    needed = _authorisation_needed(exc)
+    if needed is not None:
+        return str(needed)
     if isinstance(exc, Unavailable):
         return str(exc)
     if isinstance(exc, FileNotFoundError | PermissionError):
@@ -40,10 +48,10 @@ def explain(
         if exc.response.status_code in (401, 403):
             status, challenge = exc.response.status_code, exc.response.headers
             found = Refusal(status, challenge.get("www-authenticate", ""))
-            return unauthorised(found, config) or ""
+            return unauthorised(found, config, entry) or ""
         return f"{config.url} answered HTTP {exc.response.status_code}"
     if isinstance(exc, MCPError) and refusal is not None and refusal.status:
-        return unauthorised(refusal, config) or ""
+        return unauthorised(refusal, config, entry) or ""
     if isinstance(exc, MCPError):
         cut = cut_reason(exc.error.message)
         if cut is not None:
@@ -57,20 +65,49 @@ def explain(
     return f"{type(exc).__name__}: {exc}"
 
 
-def unauthorised(refusal: Refusal, config: GatewayConfig) -> str | None:
+def unauthorised(refusal: Refusal, config: GatewayConfig, entry: str = "ID") -> str | None:
     """What a 401 or 403 from the server means, and what to do; None for neither."""
     challenge = f" ({short(refusal.challenge, 300)})" if refusal.challenge else ""
+    if refusal.status == 401 and config.oauth is not None:
+        return (
+            f"the server requires authorisation: {config.url} answered HTTP 401{challenge}; "
+            f"run `harness auth {entry}` to authorise harness in a browser"
+        )
     if refusal.status == 401:
         return (
             f"the server requires authorisation: {config.url} answered HTTP 401{challenge}; "
-            "set the credentials it expects in the entry's headers, e.g. "
+            f"for OAuth, set oauth: true on entry {entry!r} and run `harness auth {entry}`; "
+            "else set the credentials it expects in the entry's headers, e.g. "
             'headers: {Authorization: "Bearer ${TOKEN}"}'
+        )
+    if refusal.status == 403 and config.oauth is not None:
+        return (
+            f"the server refused access: {config.url} answered HTTP 403{challenge}; run "
+            f"`harness auth {entry}` to authorise harness again (for the scope it names, "
+            "if it names one)"
         )
     if refusal.status == 403:
         return (
             f"the server refused access: {config.url} answered HTTP 403{challenge}; check the "
             "credentials in the entry's headers"
         )
+    return None
+
+
+def _authorisation_needed(exc: BaseException) -> AuthorisationNeeded | None:
+    """The :class:`AuthorisationNeeded` that ``exc`` is, holds or was caused by, if any."""
+    seen: set[int] = set()
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, AuthorisationNeeded):
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return None
 
 

@@ -80,7 +80,7 @@ async def apply(ctx: Context, config: GatewayConfig) -> None:
         raise PluginError(f"{label}: {why}; {_schedule(fiber, state, config)}")
     connection, state.adopt = state.adopt, None
     if connection is None or connection.config != config:
-        connection = Connection(config, label, ctx.base_dir, ctx.logger)
+        connection = Connection(config, label, ctx.base_dir, ctx.logger, fiber.name)
         ctx.start_soon(connection.run)
     ctx.effect(lambda: connection.stop)
     await connection.ready.wait()
@@ -134,7 +134,7 @@ def _schedule(fiber: Fiber, state: Supervision, config: GatewayConfig) -> str:
             fiber.error = PluginError(f"{label}: {static}")
             fiber.logger.warning("%s", fiber.error)
             return
-        probe = Connection(config, label, fiber.runtime.base_dir, fiber.logger)
+        probe = Connection(config, label, fiber.runtime.base_dir, fiber.logger, fiber.name)
         fiber.runtime.spawn(probe.run)
         await probe.ready.wait()
         if not current():

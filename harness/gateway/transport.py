@@ -17,6 +17,7 @@ import anyio
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
+from .auth import AuthorisationNeeded, provider
 from .caps import Caps
 from .config import GatewayConfig
 from .failures import Unavailable, short
@@ -69,8 +70,10 @@ class Transport:
         caps: Caps,
         logger: logging.Logger,
         label: str,
+        entry: str = "",
     ) -> None:
         self.config = config
+        self.entry = entry
         self.base_dir = base_dir
         self.caps = caps
         self.logger = logger
@@ -78,6 +81,8 @@ class Transport:
         """The server process's stderr (stdio): its last lines, for messages."""
         self.refusal = Refusal()
         """The server's last 401 or 403 (HTTP), for messages."""
+        self.oauth = provider(config, entry, base_dir) if config.oauth is not None else None
+        """The entry's OAuth provider (HTTP with ``oauth:``), kept across reconnections."""
 
     @asynccontextmanager
     async def open(
@@ -92,10 +97,15 @@ class Transport:
                 read, write = await self._open_stdio(stack, refuse, request_relist)
             else:
                 assert config.url is not None
+                if self.oauth is not None and not self.oauth.tokens.read().get("tokens"):
+                    # Never authorised: no registration or browser step from here, which
+                    # each restart attempt would repeat; `harness auth` does both.
+                    raise AuthorisationNeeded(self.entry)
                 http = await stack.enter_async_context(
                     httpx2.AsyncClient(
                         headers={"accept-encoding": "identity", **config.headers},
                         timeout=httpx2.Timeout(config.connect_timeout, read=300.0),
+                        auth=self.oauth,
                         event_hooks={"response": [self.refusal.hook, capping_hook(self.caps)]},
                     )
                 )

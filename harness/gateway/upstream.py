@@ -56,7 +56,12 @@ class Connection:
     """A live (or starting, or ended) connection to one upstream server."""
 
     def __init__(
-        self, config: GatewayConfig, label: str, base_dir: Path, logger: logging.Logger
+        self,
+        config: GatewayConfig,
+        label: str,
+        base_dir: Path,
+        logger: logging.Logger,
+        entry: str = "",
     ) -> None:
         self.config = config
         self.label = label
@@ -86,7 +91,7 @@ class Connection:
         self._relist = False
         self._lost: str | None = None
         self._stopping = False
-        self._transport = Transport(config, base_dir, self.caps, logger, label)
+        self._transport = Transport(config, base_dir, self.caps, logger, label, entry)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -123,7 +128,9 @@ class Connection:
             if self.config.command is not None:
                 # The server's last words may still be in its stderr pipe: read them first.
                 await anyio.to_thread.run_sync(self._transport.stderr.done.wait, 5.0)
-            why = explain(exc, self.config, self._refused, self._transport.refusal)
+            why = explain(
+                exc, self.config, self._refused, self._transport.refusal, self._transport.entry
+            )
             self.failure = self._with_stderr(why)
             self.logger.debug("%s: connection ended", self.label, exc_info=exc)
         finally:
@@ -200,7 +207,7 @@ class Connection:
                 raise TooLarge(cut) from None
             if exc.code == UNREADABLE_CODE:
                 raise Unavailable(f"{self.label}: {exc.error.message}") from None
-            refusal = unauthorised(self._transport.refusal, self.config)
+            refusal = unauthorised(self._transport.refusal, self.config, self._transport.entry)
             if refusal is not None:
                 raise Unavailable(f"{self.label}: {refusal}") from None
             if exc.code == types.CONNECTION_CLOSED:

@@ -9,30 +9,25 @@ step's prefix from the cache), and its own usage fields (``input_tokens``, ``out
 ``cache_read_input_tokens``, ``cache_creation_input_tokens``), logged as they come. Retries,
 the idle ``timeout`` and the failure messages are those of ``harness:openai``
 (:mod:`harness.llm.retries`); an ``overloaded_error`` (HTTP 529, or an error event in the
-stream) is retried like a 5xx.
+stream) is retried like a 5xx. With ``request.deferred`` (the agent defers tools and
+``search.native`` lets the API search them) those tools go with ``defer_loading: true`` after
+the API's tool search tool (``tool_search``), and the server tool blocks of the answer round-trip
+(:mod:`.anthropic_blocks`).
 
 The ``anthropic`` SDK is imported when the plugin loads, not when harness starts.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import pydantic
 
-from .base import (
-    AssistantMessage,
-    ChatRequest,
-    Completion,
-    Message,
-    RequestedCall,
-    ToolMessage,
-)
+from .anthropic_blocks import anthropic_messages, completion, count, started
+from .base import ChatRequest, Completion
 from .retries import is_local
 from .sdk_provider import SDKProvider, http_base_url
 
@@ -42,16 +37,11 @@ if TYPE_CHECKING:
     from ..context import Context
 
 KEY_VARIABLE = "ANTHROPIC_API_KEY"
-_FINISH = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "refused",
-    "pause_turn": "paused",
+SEARCH_TOOLS = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
 }
-_ID = re.compile(r"[^a-zA-Z0-9_-]")
+"""The API's tool search tools: it searches the tools sent with ``defer_loading`` itself."""
 
 
 class AnthropicConfig(pydantic.BaseModel):
@@ -81,6 +71,9 @@ class AnthropicConfig(pydantic.BaseModel):
     """Seconds before the first retry, doubled for each further one (capped at 30)."""
     headers: dict[str, str] = {}
     """Extra HTTP headers (``anthropic-beta``, say)."""
+    tool_search: Literal["bm25", "regex"] = "bm25"
+    """The API's tool search tool, when the agent defers tools to it (``search.native``):
+    natural-language queries ranked by BM25, or regular expressions the model writes."""
 
     @pydantic.field_validator("base_url")
     @classmethod
@@ -133,6 +126,8 @@ class AnthropicChat(SDKProvider[AnthropicConfig]):
     name = "anthropic"
     Config = AnthropicConfig
     schema_format = "anthropic"
+    native_search = True
+    """The API searches deferred tools itself (``ChatRequest.deferred``)."""
     client: AsyncAnthropic
 
     def __init__(self, ctx: Context, config: AnthropicConfig) -> None:
@@ -159,7 +154,7 @@ class AnthropicChat(SDKProvider[AnthropicConfig]):
             **self.config.params,
             "model": self.config.model,
             "max_tokens": request.max_tokens or self.config.max_tokens,
-            "messages": anthropic_messages(request.messages, cache),
+            "messages": anthropic_messages(request.messages, cache, _names(request)),
         }
         if request.temperature is not None:
             body["temperature"] = request.temperature
@@ -170,10 +165,13 @@ class AnthropicChat(SDKProvider[AnthropicConfig]):
             if cache is not None:
                 system["cache_control"] = cache
             body["system"] = [system]
-        if request.tools:
-            tools = list(request.tools)
+        tools = list(request.tools)
+        if request.deferred:  # the API's search tool leads; the cached prefix ends before
+            tools.insert(0, SEARCH_TOOLS[self.config.tool_search])  # the deferred tools
+        if tools:
             if cache is not None:
                 tools[-1] = {**tools[-1], "cache_control": cache}
+            tools += [{**tool, "defer_loading": True} for tool in request.deferred]
             body["tools"] = tools
             if not request.use_tools:
                 body["tool_choice"] = {"type": "none"}
@@ -207,126 +205,18 @@ class AnthropicChat(SDKProvider[AnthropicConfig]):
                     elif delta.type == "signature_delta":
                         block["signature"] = block.get("signature", "") + delta.signature
                 elif kind == "content_block_start":
-                    blocks[event.index] = _started(event.content_block)
+                    blocks[event.index] = started(event.content_block)
                 elif kind == "message_start":
-                    _count(usage, event.message.usage)
+                    count(usage, event.message.usage)
                 elif kind == "message_delta":
-                    _count(usage, event.usage)
+                    count(usage, event.usage)
                     if event.delta.stop_reason is not None:
                         finish = event.delta.stop_reason
-        return _completion([blocks[index] for index in sorted(blocks)], usage, finish)
+        return completion([blocks[index] for index in sorted(blocks)], usage, finish)
 
 
-def _started(block: Any) -> dict[str, Any]:
-    """The accumulator of a block that starts streaming."""
-    kind = block.type
-    if kind == "tool_use":
-        start = json.dumps(block.input) if block.input else ""
-        return {"type": kind, "id": block.id, "name": block.name, "json": [start]}
-    if kind == "thinking":
-        return {"type": kind, "thinking": [block.thinking], "signature": block.signature or ""}
-    if kind == "redacted_thinking":
-        return {"type": kind, "data": block.data}
-    return {"type": kind, "text": [getattr(block, "text", "") or ""]}
-
-
-def _count(usage: dict[str, int], reported: Any) -> None:
-    """Merge reported counts (the message_delta ones are cumulative)."""
-    for key, value in reported.model_dump().items():
-        if isinstance(value, int) and not isinstance(value, bool):
-            usage[key] = value
-
-
-def _completion(
-    blocks: list[dict[str, Any]], usage: dict[str, int], finish: str | None
-) -> Completion:
-    text: list[str] = []
-    calls: list[RequestedCall] = []
-    thinking: list[dict[str, Any]] = []
-    for block in blocks:
-        kind = block["type"]
-        if kind == "text":
-            text.append("".join(block["text"]))
-        elif kind == "tool_use":
-            calls.append(RequestedCall(block["id"], block["name"], "".join(block["json"]) or "{}"))
-        elif kind == "thinking":
-            thinking.append(
-                {
-                    "type": kind,
-                    "thinking": "".join(block["thinking"]),
-                    "signature": block["signature"],
-                }
-            )
-        elif kind == "redacted_thinking":
-            thinking.append({"type": kind, "data": block["data"]})
-    read = usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
-    return Completion(
-        "".join(text),
-        tuple(calls),
-        usage,
-        _FINISH.get(finish, finish) if finish is not None else None,
-        tuple(thinking),
-        input_tokens=usage["input_tokens"] + read if "input_tokens" in usage else None,
-        output_tokens=usage.get("output_tokens"),
-    )
-
-
-def anthropic_messages(
-    messages: list[Message], cache: dict[str, str] | None = None
-) -> list[dict[str, Any]]:
-    """The neutral history as Messages-API turns.
-
-    Turns alternate: tool results and the text after them join one user turn (results first,
-    as the API wants), an assistant turn with nothing to say is left out, and call ids are
-    confined to the characters the API accepts (another provider's ids may hold others).
-    ``cache`` marks the newest block, the moving end of the cached prefix.
-    """
-    out: list[dict[str, Any]] = []
-
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        elif blocks:
-            out.append({"role": role, "content": blocks})
-
-    for message in messages:
-        if isinstance(message, ToolMessage):
-            result: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": _ID.sub("_", message.call_id),
-                "content": message.content,
-            }
-            if not message.ok:
-                result["is_error"] = True
-            add("user", [result])
-        elif isinstance(message, AssistantMessage):
-            blocks: list[dict[str, Any]] = []
-            if message.text.strip() or message.calls:
-                blocks = [dict(block) for block in message.thinking]
-            if message.text.strip():
-                blocks.append({"type": "text", "text": message.text})
-            for call in message.calls:
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": _ID.sub("_", call.id),
-                        "name": call.name,
-                        "input": _input(call.arguments),
-                    }
-                )
-            add("assistant", blocks)
-        else:
-            add("user", [{"type": "text", "text": message.text if message.text.strip() else "…"}])
-    if cache is not None and out:
-        last = out[-1]["content"]
-        last[-1] = {**last[-1], "cache_control": cache}
-    return out
-
-
-def _input(arguments: str) -> dict[str, Any]:
-    """A call's arguments as the object the API wants (``{}`` for text that was not one)."""
-    try:
-        value = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+def _names(request: ChatRequest) -> set[str] | None:
+    """The tool names ``request`` defines, when the API may search some of them."""
+    if not request.deferred:
+        return None
+    return {str(tool.get("name")) for tool in [*request.tools, *request.deferred]}

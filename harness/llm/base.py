@@ -16,7 +16,9 @@ and returns the whole answer, or raises :class:`LLMError` with a message for the
 terminal (what failed, what to check). Cancellation (the caller's cancel scope) must stop the
 request promptly. Whatever a provider needs back in later requests (Anthropic's signed thinking
 blocks) travels in :attr:`Completion.thinking`: the agent logs it with the answer and hands it
-back in the :class:`AssistantMessage`, unread.
+back in the :class:`AssistantMessage`, unread. A provider whose API searches tools itself
+(``native_search = True``: Anthropic's tool search tool) takes ``request.deferred``, sends those
+tools deferred, and names the ones its API loaded in :attr:`Completion.loaded`.
 """
 
 from __future__ import annotations
@@ -100,6 +102,9 @@ class ChatRequest:
     temperature: float | None = None
     stop: tuple[str, ...] = ()
     """Sequences that end the answer."""
+    deferred: list[dict[str, Any]] = field(default_factory=list)
+    """Tools the provider's API searches itself (a provider with ``native_search`` only):
+    sent deferred, loaded when the model's server-side search finds them, callable then."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +123,8 @@ class Completion:
     input_tokens: int | None = None
     """Every input token of the request, cached ones included (None when not reported)."""
     output_tokens: int | None = None
+    loaded: tuple[str, ...] = ()
+    """The deferred tools a server-side search of the API loaded in this answer."""
 
 
 class LLM(Protocol):

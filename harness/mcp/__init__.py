@@ -1,8 +1,10 @@
 """Serving the registry over MCP, with the official SDK's low-level server.
 
-One concept per module: :mod:`.surface` (the server and its notifications), :mod:`.tools_list`
-(the registry in MCP's format and its revision), :mod:`.approval` (elicitation and the sealed
-``requestState``), :mod:`.results` (tool results as MCP content), :mod:`.hosts` (bind and
+One concept per module: :mod:`.surface` (the server and its notifications),
+:mod:`.tools_list` (the registry in MCP's format and its revision), :mod:`.client` (the
+client of one request: what a running call asks of it, its progress and logs),
+:mod:`.rounds` (2026-07-28 input rounds and the sealed ``requestState``), :mod:`.results`
+(tool results as MCP content), :mod:`.hosts` (bind and
 ``Host`` checks) and :mod:`.auth` (bearer tokens and their throttle), both standard library
 only, and :mod:`.http` (streamable HTTP: the transport, its limits and the fast path).
 
@@ -16,8 +18,8 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .approval import APPROVAL_KEY, McpApproval
     from .auth import TokenThrottle
+    from .client import APPROVAL_KEY, McpClient
     from .hosts import allowed_hosts, check_bind, is_loopback, machine_names
     from .http.transport import BearerGate
     from .results import to_mcp_result
@@ -26,8 +28,8 @@ if TYPE_CHECKING:
 
 
 _HOMES = {
-    "APPROVAL_KEY": "approval",
-    "McpApproval": "approval",
+    "APPROVAL_KEY": "client",
+    "McpClient": "client",
     "Catalog": "tools_list",
     "allowed_hosts": "hosts",
     "check_bind": "hosts",
@@ -44,7 +46,7 @@ __all__ = [
     "APPROVAL_KEY",
     "BearerGate",
     "Catalog",
-    "McpApproval",
+    "McpClient",
     "McpSurface",
     "TokenThrottle",
     "allowed_hosts",

@@ -13,7 +13,7 @@ message that begins ``denied:``, and a read or render that failed -32603 with it
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -22,8 +22,13 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..errors import AccessDenied, ArgumentsError, ContentError, NotFound
 from ..service import unwrap
+from ..tools.call_context import CallContext
+from ..tools.calls import ToolCall
+from ..tools.inputs import InputRequired, InputUnavailable
+from .client import McpClient
 from .paging import page
 from .results import content_block
+from .rounds import Rounds, missing_capability
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -36,10 +41,18 @@ DENIED = -32003
 
 
 class Primitives:
-    """The resources, prompts and completions of one root context, as MCP handlers."""
+    """The resources, prompts and completions of one root context, as MCP handlers.
 
-    def __init__(self, root: Context) -> None:
+    ``client_of(request, capabilities)`` makes a request's client and ``rounds`` seals and
+    opens 2026-07-28 input rounds (the surface's): a read or render that takes a context
+    asks the client as a tool does (DESIGN §16)."""
+
+    def __init__(
+        self, root: Context, client_of: ClientOf | None = None, rounds: Rounds | None = None
+    ) -> None:
         self.root = root
+        self.client_of = client_of
+        self.rounds = rounds
         self._listings: dict[str, Any] = {}
         """Method → its answer, until the registry it lists changes."""
 
@@ -102,10 +115,19 @@ class Primitives:
 
     async def read_resource(
         self, ctx: Any, params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
         uri = str(params.uri)
         with _errors():
-            contents = await self.resources.read(uri)
+            found = self.resources.find(uri)
+        if found is not None and found[0].takes_context:
+            context = self._context(ctx, params, uri, found[1], "resource")
+            with _errors(), self._rounds(context, "resource") as ended:
+                contents = await self.resources.read(uri, context)
+            if ended.result is not None:
+                return ended.result
+        else:
+            with _errors():
+                contents = await self.resources.read(uri)
         return types.ReadResourceResult(
             contents=[
                 types.BlobResourceContents.model_validate(item.to_dict())
@@ -131,10 +153,17 @@ class Primitives:
 
     async def get_prompt(
         self, ctx: Any, params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
-        with _errors():
-            messages = await self.prompts.render(params.name, params.arguments)
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        definition = self.prompts.get(params.name)
+        context = None
+        if definition is not None and definition.takes_context:
+            args = dict(params.arguments or {})
+            context = self._context(ctx, params, params.name, args, "prompt")
+        with _errors(), self._rounds(context, "prompt") as ended:
+            messages = await self.prompts.render(params.name, params.arguments, context)
             definition = self.prompts.get(params.name)
+        if ended.result is not None:
+            return ended.result
         return types.GetPromptResult(
             description=definition.description if definition is not None else None,
             messages=[
@@ -142,6 +171,47 @@ class Primitives:
                 for message in messages
             ],
         )
+
+    # -- requests that ask ----------------------------------------------------------------
+
+    def _context(
+        self, request: Any, params: Any, name: str, args: dict[str, str], kind: str
+    ) -> CallContext:
+        """The context of a read or render that takes one: the request's client, and over
+        2026-07-28 the answers of its earlier rounds (a bad ``requestState`` is -32602)."""
+        capabilities = request.session.client_capabilities
+        client = (
+            self.client_of(request, capabilities)
+            if self.client_of is not None
+            else McpClient(capabilities)
+        )
+        call = ToolCall(str(request.request_id), name, args, client=client.id)
+        recorded: list[Any] = []
+        if client.modern and self.rounds is not None:
+            recorded = self.rounds.recorded(call, params, kind)
+        tools = self.root.get("tools")
+        return CallContext(
+            call, "mcp", client, recorded=recorded, tools=unwrap(tools) if tools else None
+        )
+
+    @contextlib.contextmanager
+    def _rounds(self, context: CallContext | None, kind: str) -> Iterator[_Ended]:
+        """Ends a 2026-07-28 round (an input the client answers next), and answers -32021
+        for what needed a capability the client did not declare."""
+        ended = _Ended()
+        try:
+            yield ended
+        except InputRequired as later:
+            client = context.client if context is not None else None
+            if context is None or not isinstance(client, McpClient) or self.rounds is None:
+                raise MCPError(INTERNAL_ERROR, "an input was deferred with nobody to ask") from None
+            ended.result = self.rounds.required(context.call, context, client, later.requests, kind)
+        except InputUnavailable as exc:
+            if context is not None:
+                client = context.client
+                if isinstance(client, McpClient) and client.modern and client.missing:
+                    raise missing_capability(f"{kind} {context.call.name}", client) from None
+            raise MCPError(INTERNAL_ERROR, str(exc)) from None
 
     # -- completions ---------------------------------------------------------------------
 
@@ -163,6 +233,15 @@ class Primitives:
                 values=list(found.values), total=found.total, has_more=found.has_more
             )
         )
+
+
+ClientOf = Callable[[Any, "types.ClientCapabilities | None"], McpClient]
+
+
+class _Ended:
+    """What a read or render that ended its round answers (an ``InputRequiredResult``)."""
+
+    result: types.InputRequiredResult | None = None
 
 
 def _each(service: ResourcesService, templates: bool = False) -> list[ResourceDefinition]:

@@ -8,16 +8,18 @@ is a result with ``isError: true`` and the model-facing message, never a JSON-RP
 Resources, prompts and completions are served by :mod:`.primitives`. Registry changes are
 announced (debounced, :mod:`.changes`) with ``notifications/*/list_changed`` on
 handshake-era connections and as events on 2026-07-28 ``subscriptions/listen`` streams, and
-resource updates go to the clients subscribed to them. ``ask`` decisions become an
-elicitation: a server-to-client request on handshake-era connections, an
-``InputRequiredResult`` round trip on 2026-07-28 ones; a client without elicitation is
-answered by a console page with its event stream open, or denied at once, saying how to
-approve. A client's cancellation cancels the running call.
+resource updates go to the clients subscribed to them. Each call gets a
+:class:`~harness.tools.call_context.CallContext` whose client is the request's
+(:class:`~.client.McpClient`): a tool's questions, sampling and roots requests, and the
+policy's ``ask``, go to the client as requests on handshake-era connections and as
+``InputRequiredResult`` rounds on 2026-07-28 ones (:mod:`.rounds`); its progress and logs
+as notifications. A client without elicitation has its approvals answered by a console page
+with its event stream open, or denied at once, saying how to approve. A client's
+cancellation cancels the running call.
 """
 
 from __future__ import annotations
 
-import functools
 import io
 import secrets
 import weakref
@@ -31,20 +33,22 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp_types import LOG_LEVEL_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..context import Context
 from ..errors import HarnessError
 from ..service import unwrap
-from ..tools.approval_contract import CallSeal
+from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import CALL_TOOL
+from ..tools.seal import CallSeal
 from ..tools.service import ToolsService
 from . import log_messages
-from .approval import APPROVAL_KEY, CallParams, Elicit, McpApproval
 from .auth import TokenThrottle
 from .changes import Changes
+from .client import CallParams, McpClient
 from .hosts import check_bind
 from .http.fast_path import FastCalls, sdk_mirrored
 from .http.limits import HttpLimits
@@ -52,6 +56,7 @@ from .http.transport import serve_app, streamable_app
 from .paging import page
 from .primitives import Primitives
 from .results import to_mcp_result
+from .rounds import Rounds, missing_capability
 from .tools_list import Catalog
 
 IDEMPOTENCY_KEY = "harness/idempotency-key"
@@ -94,10 +99,11 @@ class McpSurface:
         """Handshake-era connections already sent the host's problems."""
         self.levels = log_messages.LogLevels()
         self.changes = Changes(root, self.bus, self.connections)
-        self.primitives = Primitives(root)
+        self.seal = CallSeal()
+        self.rounds = Rounds(self.seal)
+        self.primitives = Primitives(root, self.client_of, self.rounds)
         self._catalog: Catalog | None = None
         """The tools/list answer and each tool's input schema, until the registry changes."""
-        self.seal = CallSeal()
         self.server = _Server(
             name,
             version=__version__,
@@ -176,29 +182,55 @@ class McpSurface:
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        connection = self._remember(ctx)
-        elicit = client = None
-        if connection is not None:  # handshake era: ask while the call waits
-            elicit = functools.partial(ctx.session.elicit_form, related_request_id=ctx.request_id)
-            client = self._client(connection)
         capabilities = ctx.session.client_capabilities
-        return await self.call(str(ctx.request_id), params, capabilities, elicit, client)
+        return await self.call(str(ctx.request_id), params, capabilities, ctx)
+
+    def client_of(self, request: Any, capabilities: types.ClientCapabilities | None) -> McpClient:
+        """The client of one request: ``request`` is the SDK's request context (None: a
+        plain 2026-07-28 call on the fast path, which carries no progress token or log level)."""
+        if request is None:
+            return McpClient(capabilities)
+        if request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            level = (request.meta or {}).get(LOG_LEVEL_META_KEY)
+            return McpClient(
+                capabilities,
+                session=request.session,
+                request_id=request.request_id,
+                minimum=lambda: level,
+            )
+        connection = self._remember(request)
+        assert connection is not None  # a handshake-era request has its connection
+
+        def minimum() -> str | None:
+            return self.levels.of(connection) or "info"
+
+        return McpClient(
+            capabilities,
+            id=self._client(connection),
+            session=request.session,
+            request_id=request.request_id,
+            modern=False,
+            minimum=minimum,
+        )
 
     async def call(
         self,
         request_id: str,
         params: CallParams,
         capabilities: types.ClientCapabilities | None,
-        elicit: Elicit | None = None,
-        client: str | None = None,
+        request: Any = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """One ``tools/call``: the SDK's handler and the fast path (:mod:`.http.fast_path`) both run
-        this. ``elicit`` asks a handshake-era client mid-call (see :class:`McpApproval`);
-        ``client`` names its session, which an ``allow_session`` answer covers (a stateless
-        2026-07-28 client has none)."""
+        """One ``tools/call``: the SDK's handler and the fast path (:mod:`.http.fast_path`)
+        both run this. ``request`` is the SDK's request context (None on the fast path).
+
+        The call's context has an :class:`~.client.McpClient`: over 2025-11-25 it asks the
+        client while the call waits; over 2026-07-28 a call that needs input ends with an
+        ``InputRequiredResult`` and its next round resumes from the sealed state
+        (:mod:`.rounds`). An approval is one such input, asked first."""
         if params.name == CALL_TOOL and self.catalog().searching:
             params = called(params)
-        call = ToolCall(request_id, params.name, params.arguments or {}, client=client)
+        client = self.client_of(request, capabilities)
+        call = ToolCall(request_id, params.name, params.arguments or {}, client=client.id)
         meta = getattr(params, "meta", None)  # the fast path's plain params have none
         if isinstance(meta, dict) and IDEMPOTENCY_KEY in meta:
             key = meta[IDEMPOTENCY_KEY]
@@ -206,16 +238,15 @@ class McpSurface:
                 message = f"_meta[{IDEMPOTENCY_KEY!r}] must be a string of 1 to 200 characters"
                 return to_mcp_result(ToolResult.failure(call, "invalid_args", message))
             call.key = key  # the call journal's (harness:store)
-        # The client's user decides (elicitation), racing the approval object's other
-        # answerers (a console page); a client that cannot ask is answered by them alone.
-        asks = capabilities is not None and capabilities.elicitation is not None
-        approval = McpApproval(params, self.seal, capabilities, elicit) if asks else None
-        result = await unwrap(self.root.tools).execute(call, approval=approval)
-        if result.code == "approval_pending" and result.pending is not None:
-            return types.InputRequiredResult(
-                input_requests={APPROVAL_KEY: result.pending.data},
-                request_state=self.seal.seal(call),
-            )
+        recorded = self.rounds.recorded(call, params) if client.modern else []
+        ctx = CallContext(call, "mcp", client, recorded=recorded)
+        result = await unwrap(self.root.tools).execute(call)
+        if client.modern:
+            pending = result.pending
+            if result.code == "approval_pending" and pending is not None and pending.data:
+                return self.rounds.required(call, ctx, client, pending.data)
+            if client.missing and not result.ok:
+                raise missing_capability(f"tool {call.name}", client)
         if result.ok and result.result is None:  # structured content only where declared
             tool = self.root.tools.get(params.name)
             return to_mcp_result(result, tool is not None and tool.output_schema is not None)
@@ -340,7 +371,12 @@ def called(params: CallParams) -> types.CallToolRequestParams:
     name, args = arguments.get("name"), arguments.get("args", {})
     if not isinstance(name, str) or not isinstance(args, dict):
         name, args = f"{CALL_TOOL}: give a tool name and an args object", {}
-    return types.CallToolRequestParams(name=name, arguments=args)
+    return types.CallToolRequestParams(
+        name=name,
+        arguments=args,
+        request_state=params.request_state,
+        input_responses=params.input_responses,
+    )
 
 
 def server_icons(root: Context) -> list[types.Icon] | None:

@@ -19,7 +19,10 @@ def review(code: str, focus: str = "correctness") -> str:
 each node may say ``type: string``, ``description`` and ``required``. ``@prompt`` reads
 them from the signature (parameters annotated ``str``, required unless they have a
 default) and the docstring. ``render(args)`` gets the arguments given (a dict of strings)
-and returns what :mod:`.messages` accepts.
+and returns what :mod:`.messages` accepts; ``render(args, ctx)`` (two positional parameters
+without defaults), or an ``@prompt`` parameter annotated ``CallContext``, also gets the
+request's context, and may ask through it (over MCP 2026-07-28, ``prompts/get`` then ends
+with an ``InputRequiredResult`` and renders again with the answers).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from typing import Any, overload
 
 from ..errors import DefinitionError
 from ..resources.completions import Completer, check_completers
-from ..resources.invoke import by_keywords
+from ..resources.invoke import by_keywords, context_parameter
+from ..tools.definition import wants_context
 from ..tools.from_function import parse_docstring
 from ..tools.icons import check_icons
 
@@ -66,6 +70,9 @@ class PromptDefinition:
     icons: tuple[dict[str, Any], ...] = ()
     complete: Mapping[str, Completer] = field(default_factory=lambda: _NO_COMPLETIONS)
     """Argument name → ``fn(prefix, args)`` suggesting values."""
+    takes_context: bool = False
+    """``render(args, ctx)``: it gets the request's
+    :class:`~harness.tools.call_context.CallContext` (and may ask through it)."""
 
     def to_dict(self) -> dict[str, Any]:
         """As MCP lists it: ``name``, ``description``, ``arguments`` (``name``,
@@ -116,6 +123,7 @@ def define_prompt(
         title=title,
         icons=check_icons(icons, where),
         complete=check_completers(complete, [a.name for a in checked], where),
+        takes_context=wants_context(render),
     )
 
 
@@ -182,7 +190,8 @@ def prompt(
             raise DefinitionError(f"@prompt needs a function, got {type(target).__name__}")
         prompt_name = name or str(getattr(target, "__name__", ""))
         summary, docs = parse_docstring(inspect.getdoc(target) or "")
-        spec = _spec_of(target, docs, f"prompt {prompt_name!r}")
+        context = context_parameter(target)
+        spec = _spec_of(target, docs, f"prompt {prompt_name!r}", context)
         if not (description or summary).strip():
             raise DefinitionError(
                 f"prompt {prompt_name!r}: give the function a docstring or pass description="
@@ -191,7 +200,7 @@ def prompt(
             name=prompt_name,
             description=description or summary,
             arguments=spec,
-            render=by_keywords(target),
+            render=by_keywords(target, context),
             complete=complete,
             icons=icons,
             title=title,
@@ -200,13 +209,17 @@ def prompt(
     return build if function is None else build(function)
 
 
-def _spec_of(function: Func, docs: dict[str, str], where: str) -> dict[str, Any]:
+def _spec_of(
+    function: Func, docs: dict[str, str], where: str, context: str | None = None
+) -> dict[str, Any]:
     try:
         hints = typing.get_type_hints(function)
     except Exception as exc:
         raise DefinitionError(f"{where}: cannot read its type hints: {exc}") from exc
     spec: dict[str, Any] = {}
     for parameter in inspect.signature(function).parameters.values():
+        if parameter.name == context:  # given the request's context; not an argument
+            continue
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise DefinitionError(f"{where}: declare each argument; *{parameter.name} cannot be")
         if parameter.kind is parameter.POSITIONAL_ONLY:

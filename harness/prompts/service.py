@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..errors import ArgumentsError, DefinitionError, NotFound
 from ..registry import Registry
 from ..resources.completions import Suggestions, suggest
-from ..resources.invoke import invoke
+from ..resources.invoke import invoke, python_context
 from ..service import Service, caller_aware
 from ..tools.access import Access, admit, settled
+from ..tools.call_context import CallContext
 from .define import PromptDefinition, prompt
 from .messages import messages_of
 
@@ -60,7 +61,7 @@ class PromptsService(Registry[PromptDefinition], Service):
         return self._register(definition.name, definition, owner)
 
     async def render(
-        self, name: str, args: Mapping[str, Any] | None = None
+        self, name: str, args: Mapping[str, Any] | None = None, ctx: CallContext | None = None
     ) -> builtins.list[dict[str, Any]]:
         """The messages of prompt ``name`` with ``args``: ``[{"role", "content"}, ...]``.
 
@@ -68,7 +69,9 @@ class PromptsService(Registry[PromptDefinition], Service):
         :class:`~harness.errors.ArgumentsError` for arguments it does not take (every
         problem listed), :class:`~harness.errors.AccessDenied` when the policy refuses it,
         and :class:`~harness.errors.ContentError` when the render fails or returns what
-        cannot be served.
+        cannot be served. A render that takes a context gets ``ctx`` (else a Python
+        surface's, whose questions go to the approval object); an input it needs from a
+        client that answers later raises :class:`~harness.tools.inputs.InputRequired`.
         """
         definition = self.get(name)
         if definition is None and await settled(self.ctx):  # its entry was reloading
@@ -76,7 +79,12 @@ class PromptsService(Registry[PromptDefinition], Service):
         definition = definition or self._definition(name)
         given = check_args(definition, args)
         await admit(self.ctx, Access("prompt", name, given), "prompts/pre-get")
-        value = await invoke(definition.render, f"rendering prompt {name!r}", given)
+        what = f"rendering prompt {name!r}"
+        if definition.takes_context:
+            ctx = ctx or python_context(self.ctx, "prompt", name, given)
+            value = await invoke(definition.render, what, given, ctx)
+        else:
+            value = await invoke(definition.render, what, given)
         return messages_of(value, name)
 
     async def complete(

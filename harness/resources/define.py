@@ -12,7 +12,9 @@ async def note(name: str) -> str:
 ```
 
 ``read(params)`` gets the URI's variables as a dict (empty for a fixed URI); ``@resource``
-passes them as keyword arguments. Everything is checked here, when the resource is
+passes them as keyword arguments. ``read(params, ctx)`` (two positional parameters without
+defaults), or an ``@resource`` parameter annotated ``CallContext``, also gets the request's
+context. Everything is checked here, when the resource is
 defined, so a malformed one never reaches a registry.
 """
 
@@ -27,10 +29,11 @@ from types import MappingProxyType
 from typing import Any, NoReturn, overload
 
 from ..errors import DefinitionError
+from ..tools.definition import wants_context
 from ..tools.from_function import parse_docstring
 from ..tools.icons import check_icons
 from .completions import Completer, check_completers
-from .invoke import by_keywords
+from .invoke import by_keywords, context_parameter
 from .template import UriTemplate
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -61,6 +64,9 @@ class ResourceDefinition:
     icons: tuple[dict[str, Any], ...] = ()
     complete: Mapping[str, Completer] = field(default_factory=lambda: _NO_COMPLETIONS)
     """Variable name → ``fn(prefix, args)`` suggesting values (templates only)."""
+    takes_context: bool = False
+    """``read(params, ctx)``: it gets the request's
+    :class:`~harness.tools.call_context.CallContext` (and may ask through it)."""
 
     @property
     def is_template(self) -> bool:
@@ -128,6 +134,7 @@ def define_resource(
         annotations=check_annotations(annotations, where),
         icons=check_icons(icons, where),
         complete=check_completers(complete, template.variables, where),
+        takes_context=wants_context(read),
     )
 
 
@@ -170,8 +177,10 @@ def resource(
         if not callable(function):
             raise DefinitionError(f"@resource({uri!r}) needs a function")
         summary, _ = parse_docstring(inspect.getdoc(function) or "")
+        context = context_parameter(function)
         if isinstance(uri, str) and _SCHEME.match(uri):
-            _check_signature(function, UriTemplate.parse(uri).variables, f"resource {uri!r}")
+            variables = UriTemplate.parse(uri).variables
+            _check_signature(function, variables, f"resource {uri!r}", context)
         if not (description or summary).strip():
             raise DefinitionError(
                 f"resource {uri!r}: give the function a docstring or pass description="
@@ -180,7 +189,7 @@ def resource(
             uri=uri,
             name=name or str(getattr(function, "__name__", "")),
             description=description or summary,
-            read=by_keywords(function),
+            read=by_keywords(function, context),
             mime_type=mime_type,
             annotations=annotations,
             icons=icons,
@@ -191,7 +200,12 @@ def resource(
     return build
 
 
-def _check_signature(function: Callable[..., Any], variables: tuple[str, ...], where: str) -> None:
+def _check_signature(
+    function: Callable[..., Any],
+    variables: tuple[str, ...],
+    where: str,
+    context: str | None = None,
+) -> None:
     """Every variable is a parameter (or ``**kwargs`` takes it), and every parameter without
     a default is a variable."""
     parameters = inspect.signature(function).parameters.values()
@@ -205,6 +219,8 @@ def _check_signature(function: Callable[..., Any], variables: tuple[str, ...], w
             )
     for parameter in parameters:
         if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
+            continue
+        if parameter.name == context:  # given the request's context
             continue
         if parameter.default is parameter.empty and parameter.name not in variables:
             raise DefinitionError(

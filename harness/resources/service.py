@@ -18,10 +18,11 @@ from ..errors import DefinitionError, NotFound
 from ..registry import Registry
 from ..service import Service, caller_aware
 from ..tools.access import Access, admit, settled
+from ..tools.call_context import CallContext
 from .completions import Suggestions, suggest
 from .contents import ResourceContents, contents_of
 from .define import ResourceDefinition
-from .invoke import invoke
+from .invoke import invoke, python_context
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -84,14 +85,16 @@ class ResourcesService(Registry[ResourceDefinition], Service):
                 return definition, params
         return None
 
-    async def read(self, uri: str) -> builtins.list[ResourceContents]:
+    async def read(
+        self, uri: str, ctx: CallContext | None = None
+    ) -> builtins.list[ResourceContents]:
         """Read ``uri``: its contents, one or more.
 
         Raises :class:`~harness.errors.NotFound` when nothing has this URI,
         :class:`~harness.errors.AccessDenied` when the policy refuses it,
         :class:`~harness.errors.ArgumentsError` when a template refuses a value, and
         :class:`~harness.errors.ContentError` when the read fails or returns what cannot be
-        served.
+        served. A read that takes a context gets ``ctx`` (else a Python surface's).
         """
         if not isinstance(uri, str):
             raise TypeError(f"a resource URI is a string, not {type(uri).__name__}")
@@ -107,7 +110,12 @@ class ResourcesService(Registry[ResourceDefinition], Service):
         definition, params = found
         await admit(self.ctx, Access("resource", uri, params), "resources/pre-read")
         try:
-            value = await invoke(definition.read, f"reading resource {uri!r}", params)
+            what = f"reading resource {uri!r}"
+            if definition.takes_context:
+                ctx = ctx or python_context(self.ctx, "resource", uri, params)
+                value = await invoke(definition.read, what, params, ctx)
+            else:
+                value = await invoke(definition.read, what, params)
         except NotFound as exc:  # the read's own: nothing at this URI
             if not exc.key:
                 exc.kind, exc.key = "resource", uri

@@ -25,6 +25,9 @@ class SearchConfig(pydantic.BaseModel):
     """Globs over tool names: the tools always sent (and served with ``mcp: true``)."""
     ranker: RankerName = "lexical"
     """``lexical`` (BM25, built in), ``embedding`` or ``hybrid`` (the ``search`` extra)."""
+    native: Literal["auto", False] = "auto"
+    """With deferral: ``auto`` lets a provider whose API searches tools itself (Anthropic's
+    tool search tool) do so instead of ``search_tools``; ``false`` keeps ``search_tools``."""
     mcp: bool = False
     """Serve ``search_tools``, ``call_tool`` and the kept tools over MCP instead of every
     tool (also ``harness run --mcp-tools search``)."""

@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import importlib.util
 import logging
+import os
 import re
 import sqlite3
 import threading
@@ -41,7 +42,11 @@ MAX_TOKENS = 128
 """Texts are cut to this many tokens: a tool's name and description come first and fit."""
 BATCH = 8
 """Texts per model run: small batches ran ~10 % more tools per CPU-second than 32 or 64
-(they stay in cache), and a batch this size still keeps both cores busy."""
+(they stay in cache)."""
+WORKERS = min(2, os.cpu_count() or 1)
+"""Batches run at once, each on one thread of the model: two single-threaded runs kept two
+cores busier, and ran more tools per CPU-second, than one run split over two threads
+(``python -m bench search``, the cold encode)."""
 CACHE_FILE = "vectors.sqlite3"
 MAX_CACHED = 50_000
 """Vectors the cache keeps (about 80 MB); past that the longest-stored go first."""
@@ -79,8 +84,10 @@ class Encoder:
     model_id = MODEL_ID
     dimensions = DIMENSIONS
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self, cache_dir: Path | None = None, workers: int = WORKERS) -> None:
         self.cache_dir = cache_dir
+        self.workers = workers
+        """Batches run at once (1: one run at a time, over all cores)."""
         self.encoded = 0
         self._memory: dict[str, Vectors] = {}
         self._model: _Model | None = None
@@ -141,7 +148,7 @@ class Encoder:
             reason = self.unavailable_reason()
             if reason is not None:
                 raise ModelUnavailable(reason)
-            self._model = _Model()
+            self._model = _Model(self.workers)
         return self._model
 
     def _run(self, texts: list[str]) -> list[Vectors]:
@@ -237,7 +244,7 @@ def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
 class _Model:
     """The ONNX session and its tokenizer, loaded once per encoder (about 0.3 s)."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int) -> None:
         import onnxruntime  # type: ignore[import-untyped]
         from tokenizers.implementations.bert_wordpiece import BertWordPieceTokenizer
 
@@ -248,6 +255,9 @@ class _Model:
         options.log_severity_level = 3  # the int8 graph's initializer notices are no news
         # threads that spin between batches burn a shared machine's cores for nothing
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.workers = max(1, workers)
+        if self.workers > 1:  # parallel batches, each on one thread (a session is thread-safe)
+            options.intra_op_num_threads = 1
         self.session: Any = onnxruntime.InferenceSession(
             str(Path(spec.origin).with_name("model.onnx")),
             options,
@@ -259,23 +269,32 @@ class _Model:
     def run(self, texts: list[str]) -> Vectors:
         import numpy as np
 
-        encodings = self.tokenizer.encode_batch([readable(text) for text in texts])
+        encodings = [e.ids for e in self.tokenizer.encode_batch([readable(t) for t in texts])]
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         # by length, so a batch pads to its own longest text, not to the longest of all
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), BATCH):
-            rows = order[start : start + BATCH]
-            width = max(len(encodings[i].ids) for i in rows)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i]))
+        batches = [order[start : start + BATCH] for start in range(0, len(order), BATCH)]
+
+        def one(rows: list[int]) -> None:
+            width = max(len(encodings[i]) for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             for row, i in enumerate(rows):
-                length = len(encodings[i].ids)
-                ids[row, :length] = encodings[i].ids
-                mask[row, :length] = 1
+                ids[row, : len(encodings[i])] = encodings[i]
+                mask[row, : len(encodings[i])] = 1
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = self.session.run(None, feed)[0]
             summed = (hidden * mask[:, :, None]).sum(axis=1)
             pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[rows] = pooled / np.maximum(norms, 1e-12)
+
+        if self.workers > 1 and len(batches) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="harness-encode") as pool:
+                list(pool.map(one, batches))  # each writes its own rows of out
+        else:
+            for rows in batches:
+                one(rows)
         return out

@@ -15,7 +15,14 @@ from typing import Any
 _ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _BLOCKS = {
     "user": {"text", "image", "document", "tool_result"},
-    "assistant": {"text", "tool_use", "thinking", "redacted_thinking"},
+    "assistant": {
+        "text",
+        "tool_use",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "tool_search_tool_result",
+    },
 }
 
 

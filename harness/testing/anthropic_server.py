@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from .anthropic_checks import RequestError, check
+from .anthropic_search import check_deferral, search_blocks
 from .openai_server import Fault, Reply, Rule, ScriptedServer, _CutStream, _text_of
 
 __all__ = ["AnthropicServer"]
@@ -96,6 +97,7 @@ class AnthropicServer(ScriptedServer):
                     if "anthropic-version" not in request.headers:
                         raise RequestError("anthropic-version: header is required")
                     check(body, signature)
+                    check_deferral(body)
                 except RequestError as exc:
                     return JSONResponse(_error("invalid_request_error", str(exc)), 400)
                 reply, fault = self._choose(body)
@@ -139,7 +141,8 @@ class AnthropicServer(ScriptedServer):
         """Usage with prompt caching simulated over the request's prefix (tools, system, turns)."""
         items: list[Any] = []
         for tool in body.get("tools") or []:
-            items.append(tool)
+            if not tool.get("defer_loading"):  # deferred tools are not in the prompt
+                items.append(tool)
         system = body.get("system")
         if isinstance(system, str):
             system = [{"type": "text", "text": system}]
@@ -194,6 +197,9 @@ class AnthropicServer(ScriptedServer):
             blocks.append(
                 {"type": "thinking", "thinking": thought, "signature": signature(thought)}
             )
+        if reply.search:
+            number = self._next_id().split("_")[-1]
+            blocks += search_blocks(body, reply.search, f"srvtoolu_{number}")
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
         for item in reply.tool_calls:
@@ -238,8 +244,10 @@ class AnthropicServer(ScriptedServer):
                     for p in _split(block["thinking"], size)
                 ]
                 deltas.append({"type": "signature_delta", "signature": block["signature"]})
-            else:
-                opened = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            elif kind == "tool_search_tool_result":  # whole in its start event
+                opened, deltas = block, []
+            else:  # tool_use, server_tool_use
+                opened = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
                 raw = block["input"]
                 raw = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
                 deltas = [

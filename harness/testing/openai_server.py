@@ -56,7 +56,10 @@ class Reply:
     """What the server answers: a text, tool calls, or both.
 
     ``thinking`` is the reasoning a Messages-API server streams as a signed thinking block
-    when the request enables thinking (the OpenAI-compatible server has no such block).
+    when the request enables thinking, and ``search`` a query the Messages-API server's
+    model runs through the request's tool search tool before it answers (a
+    ``server_tool_use`` block and its ``tool_search_tool_result``, which loads the deferred
+    tools it finds); the OpenAI-compatible server has neither.
     """
 
     text: str = ""
@@ -64,6 +67,7 @@ class Reply:
     about: Callable[[str], str] | None = None
     """Composes the text from the last message's text (a tool result, say) when set."""
     thinking: str = ""
+    search: str = ""
 
     @classmethod
     def program(cls, code: str, text: str = "") -> Reply:
@@ -81,9 +85,12 @@ class Reply:
         return cls(text=text, thinking=thinking)
 
     @classmethod
-    def calls(cls, *calls: ScriptedCall, text: str = "", thinking: str = "") -> Reply:
-        """An answer asking for tool calls, optionally with some text before them."""
-        return cls(text=text, tool_calls=tuple(calls), thinking=thinking)
+    def calls(
+        cls, *calls: ScriptedCall, text: str = "", thinking: str = "", search: str = ""
+    ) -> Reply:
+        """An answer asking for tool calls, optionally with some text before them (and a
+        server-side tool search before that, on the Messages-API server)."""
+        return cls(text=text, tool_calls=tuple(calls), thinking=thinking, search=search)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +316,9 @@ class ScriptedServer:
                 reply = rule.reply
                 if reply.about is not None:
                     text = reply.about(_text_of(last.get("content")))
-                    reply = Reply(text, reply.tool_calls, thinking=reply.thinking)
+                    reply = Reply(
+                        text, reply.tool_calls, thinking=reply.thinking, search=reply.search
+                    )
                 if rule.faults:
                     return reply, rule.faults.pop(0)
                 rule.used += 1

@@ -40,10 +40,10 @@ from .inputs import (
     answer_of,
     form_schema,
 )
+from .pace import Pace
 
 if TYPE_CHECKING:
     from .calls import ToolCall
-    from .pace import Pace
 
 __all__ = ["LEVELS", "CallContext", "Client", "Surface"]
 
@@ -195,6 +195,7 @@ class CallContext:
         "__weakref__",
         "call",
         "client",
+        "limits",
         "pace",
         "parent",
         "recorded",
@@ -234,7 +235,10 @@ class CallContext:
         self.tools = tools
         """The tools service running the call (set by the kernel)."""
         self.pace: Pace | None = None
-        """The running body's deadline (total and idle), when it has one."""
+        """The running body's deadline (total and idle), once made (see :meth:`paced`)."""
+        self.limits: tuple[float | None, float | None, float] | None = None
+        """The running body's ``(total, idle, began)`` when it has a limit (set by the
+        kernel); its :attr:`pace` is made from them when first needed."""
         call.context = self
 
     def child(self, call: ToolCall, surface: Surface = "code") -> CallContext:
@@ -247,6 +251,16 @@ class CallContext:
             call, surface, self.client, session=self.session, parent=self, tools=self.tools
         )
 
+    def restart(self) -> None:
+        """The body runs (again) from its start: its inputs take the recorded answers anew,
+        after those of the call's approval (which came first)."""
+        used = 0
+        for answered in self.recorded:
+            if set(answered) != {APPROVAL_KEY}:
+                break
+            used += 1
+        self.used = used
+
     def __repr__(self) -> str:
         return (
             f"CallContext(call={self.call.id!r}, name={self.call.name!r}, surface={self.surface!r})"
@@ -256,7 +270,17 @@ class CallContext:
 
     def time_left(self) -> float | None:
         """Seconds until the call's deadline (None: no limit), not counting waits for answers."""
-        return None if self.pace is None else self.pace.left()
+        pace = self.paced()
+        return None if pace is None else pace.left()
+
+    def paced(self) -> Pace | None:
+        """The running body's deadline (None: it has no limit), made at its first need: a
+        body that returns without suspending, reporting or asking never needs one."""
+        pace = self.pace
+        if pace is None and self.limits is not None:
+            total, idle, began = self.limits
+            pace = self.pace = Pace(total, idle, began)
+        return pace
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -270,20 +294,23 @@ class CallContext:
                 raise TypeError(f"input {key!r} must be ctx.Ask, ctx.Sample or ctx.Roots")
         if self.used < len(self.recorded):  # a later round: this input was answered before
             answered = self.recorded[self.used]
-            self.used += 1
-            if set(answered) == set(requests):
+            if set(requests) <= set(answered):  # keys nobody asked for are ignored
+                self.used += 1
                 return {key: answer_of(request, answered[key]) for key, request in requests.items()}
-            raise InputUnavailable(
-                f"tool {self.call.name} asked for {sorted(requests)} where its earlier round "
-                f"asked for {sorted(answered)}: code before an input must be repeatable"
-            )
-        pace = self.pace
+            if self.used < len(self.recorded) - 1:
+                raise InputUnavailable(
+                    f"tool {self.call.name} asked for {sorted(requests)} where its earlier round "
+                    f"asked for {sorted(answered)}: code before an input must be repeatable"
+                )
+            del self.recorded[self.used :]  # the latest answers lack some of these: ask again
+        pace = self.paced()
         if pace is not None:
             pace.pause()
         try:
             answers = await self.client.answer(self, requests)
         except InputRequired as ask_later:
-            ask_later.requests = {key: r.to_wire() for key, r in requests.items()}
+            if not ask_later.requests:  # a client may defer only some (it answered the rest)
+                ask_later.requests = {key: r.to_wire() for key, r in requests.items()}
             raise
         finally:
             if pace is not None:
@@ -337,8 +364,9 @@ class CallContext:
         the ``idle`` timeout."""
         if not _number(done) or (total is not None and not _number(total)):
             raise ValueError(f"progress takes finite numbers, got {done!r} of {total!r}")
-        if self.pace is not None:
-            self.pace.touch()
+        pace = self.paced()
+        if pace is not None:
+            pace.touch()
         tools = self.tools
         if tools is not None and "tool/progress" in tools._layers:
             fields = {"id": self.call.id, "done": done, "total": total, "message": message}
@@ -362,6 +390,30 @@ class CallContext:
         if traces.ON:
             traces.log_event(level, message, tools is None or tools.config.trace_content)
         await self.client.log(self, level, message, data)
+
+
+_new = object.__new__
+
+
+def made_by_kernel(call: ToolCall, tools: Any) -> CallContext:
+    """``CallContext(call, tools=tools)``, the Python surface's context, which the kernel
+    makes for a call that entered without one: the same object, made without ``__init__``'s
+    handling of its arguments (this is on the path of every such call of a tool that takes
+    a context; tests/tools/test_call_context.py checks the two agree)."""
+    ctx: CallContext = _new(CallContext)
+    ctx.call = call
+    ctx.surface = "python"
+    ctx.client = NOBODY
+    ctx.session = call.session
+    ctx.parent = None
+    ctx.recorded = []
+    ctx.round = 0
+    ctx.used = 0
+    ctx.tools = tools
+    ctx.pace = None
+    ctx.limits = None
+    call.context = ctx
+    return ctx
 
 
 def _number(value: Any) -> bool:

@@ -1,7 +1,8 @@
 """Sealed tokens that bind an approval to one call, safe to hand to a client and to replicas.
 
 ``CallSeal.seal(call)`` returns ``v1.<payload>.<mac>``: the payload names the tool, a digest of
-the canonical arguments (:func:`call_key`), a random nonce and an expiry; the MAC is
+the canonical arguments (:func:`call_key`), a random nonce, an expiry and, when given, a JSON
+value the server needs back (an MCP ``requestState``'s answers so far); the MAC is
 HMAC-SHA256 under ``HARNESS_SECRET``, so every replica given the same secret opens the tokens
 of the others, and an edited token, or one moved to another call, opens nowhere.
 
@@ -30,7 +31,7 @@ import os
 import secrets
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import ConfigError
 from .calls import ToolCall
@@ -46,6 +47,8 @@ __all__ = [
 ]
 
 _log = logging.getLogger("harness.approval")
+MAX_TOKEN = 2 * 1024 * 1024
+"""The longest token :meth:`CallSeal.open` reads (a payload of recorded answers included)."""
 STATE_DIR = "HARNESS_STATE_DIR"
 SECRET = "HARNESS_SECRET"
 
@@ -225,51 +228,58 @@ class CallSeal:
         self.ttl = ttl
         self.spent = spent if spent is not None else spent_from_env()
 
-    def seal(self, call: ToolCall, purpose: str = "approval") -> str:
-        """A token binding ``purpose`` to ``call``'s name and arguments."""
+    def seal(self, call: ToolCall, purpose: str = "approval", payload: Any = None) -> str:
+        """A token binding ``purpose`` (and ``payload``, any JSON value, which :meth:`open`
+        returns) to ``call``'s name and arguments."""
         digest = hashlib.sha256(call_key(call).encode()).hexdigest()
-        payload = json.dumps(
-            {
-                "v": 1,
-                "p": purpose,
-                "t": call.name,
-                "a": digest,
-                "n": secrets.token_urlsafe(16),
-                "e": time.time() + self.ttl,
-            },
+        claims = {
+            "v": 1,
+            "p": purpose,
+            "t": call.name,
+            "a": digest,
+            "n": secrets.token_urlsafe(16),
+            "e": time.time() + self.ttl,
+        }
+        if payload is not None:
+            claims["d"] = payload
+        body = json.dumps(
+            claims,
             separators=(",", ":"),
             sort_keys=True,
             ensure_ascii=True,
         ).encode()
-        body = _b64(payload)
-        return f"v1.{body}.{_b64(self._mac(body))}"
+        encoded = _b64(body)
+        return f"v1.{encoded}.{_b64(self._mac(encoded))}"
 
-    def open(self, token: object, call: ToolCall, purpose: str = "approval") -> None:
-        """Check ``token`` was sealed for ``call`` and is unspent; raise :class:`SealError`."""
-        if not isinstance(token, str) or len(token) > 4096:
-            raise SealError("the approval state is not one this server issued")
+    def open(self, token: object, call: ToolCall, purpose: str = "approval") -> Any:
+        """Check ``token`` was sealed for ``call`` and is unspent, spend it, and return its
+        payload (None without one); raise :class:`SealError`."""
+        noun = "approval state" if purpose == "approval" else "requestState"
+        if not isinstance(token, str) or len(token) > MAX_TOKEN:
+            raise SealError(f"the {noun} is not one this server issued")
         parts = token.split(".")
         if len(parts) != 3 or parts[0] != "v1":
-            raise SealError("the approval state is not one this server issued")
+            raise SealError(f"the {noun} is not one this server issued")
         # The MAC is compared in its encoded form: base64's last character carries padding
         # bits a decoder ignores, so comparing decoded bytes would accept an edited token.
         if not hmac.compare_digest(parts[2].encode(), _b64(self._mac(parts[1])).encode()):
-            raise SealError("the approval state was altered or not issued by this server")
+            raise SealError(f"the {noun} was altered or not issued by this server")
         try:
             claims = json.loads(_unb64(parts[1]))
         except (ValueError, binascii.Error):
-            raise SealError("the approval state is not one this server issued") from None
+            raise SealError(f"the {noun} is not one this server issued") from None
         if not isinstance(claims, dict) or claims.get("v") != 1 or claims.get("p") != purpose:
-            raise SealError("the approval state is not one this server issued")
+            raise SealError(f"the {noun} is not one this server issued")
         now = time.time()
         expires = claims.get("e")
         if not isinstance(expires, int | float) or not now < expires:
-            raise SealError("the approval state has expired; call the tool again")
+            raise SealError(f"the {noun} has expired; call the tool again")
         digest = hashlib.sha256(call_key(call).encode()).hexdigest()
         if claims.get("t") != call.name or not hmac.compare_digest(str(claims.get("a")), digest):
-            raise SealError("the approval was asked for another call (tool or arguments differ)")
+            raise SealError(f"the {noun} was issued for another call (tool or arguments differ)")
         if not self.spent.spend(str(claims.get("n")), float(expires), now):
-            raise SealError("the approval state was already used; call the tool again")
+            raise SealError(f"the {noun} was already used; call the tool again")
+        return claims.get("d")
 
     def _mac(self, body: str) -> bytes:
         return hmac.new(self._key, body.encode(), hashlib.sha256).digest()

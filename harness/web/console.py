@@ -56,11 +56,16 @@ class WebConsole:
         """The calls this console runs (``POST /api/tools/{name}/call``), by their id."""
         self._client: ConsoleClient | None = None
 
+    def _later(self, func: Any) -> None:
+        if not self.root.is_disposed:
+            self.root.start_soon(func)
+
     @property
     def client(self) -> ConsoleClient:
         """Who the calls this console runs reach: the pages, by the event stream."""
         if self._client is None:
-            self._client = ConsoleClient(self.hub, self.host.ctx.base_dir)
+            root = self.host.ctx
+            self._client = ConsoleClient(self.hub, root.base_dir, self._later)
         return self._client
 
     @property
@@ -120,6 +125,8 @@ class WebConsole:
             self.hub.publish("code/call", _jsonable(fields))
 
     def _inner_result(self, call: ToolCall, result: ToolResult, duration_ms: float) -> None:
+        if self._client is not None:
+            self._client.shown.end(call.id)
         if call.session is None:
             fields = {"id": call.id, "parent": call.parent, "result": result.to_dict()}
             self.hub.publish("code/result", {**_jsonable(fields), "duration_ms": duration_ms})
@@ -194,6 +201,13 @@ class WebConsole:
             )
         return out
 
+    async def search(self, query: str, limit: int) -> dict[str, Any]:
+        """The tools that best match ``query``, best first, with their scores: the search
+        of ``ctx.tools.search`` (no tool the policy denies). Raises ``TypeError`` or
+        ``ValueError`` for a limit out of range."""
+        hits = await self.host.tools.search(query, limit)
+        return {"query": query, "tools": [hit.to_dict() for hit in hits]}
+
     def pending(self) -> list[dict[str, Any]]:
         """Every open approval request (the page answers any of them)."""
         return self.approvals.pending()
@@ -233,6 +247,7 @@ class WebConsole:
                 result = await self.host.tools.execute(call)
             finally:
                 del self._running[call_id]
+                self.client.shown.end(call_id)
         if result is None:  # cancelled after the pipeline had answered, before we got it
             result = cancelled(call)
         return {**result.to_dict(), "duration_ms": round((time.perf_counter() - started) * 1000, 3)}

@@ -6,6 +6,7 @@
 ``POST /api/plugins/{id}/enable|disable``  switch an entry in ``cordis.yml``
 ``GET /api/problems``                     ``{"ok", "problems"}`` as ``harness check --json``
 ``GET /api/tools``                        the tools with their schemas
+``GET /api/tools/search?q=&limit=``       ``{"query", "tools": [{name, description, score}]}``
 ``POST /api/tools/{name}/call``           ``{"args": {...}, "id"?}`` → ``ToolResult.to_dict()``
                                           (``Idempotency-Key``: journaled, docs/store.md)
 ``POST /api/calls/{id}/cancel``           cancel that running call (its result: ``cancelled``)
@@ -42,6 +43,9 @@ from .sessions import session_routes
 
 STATIC = files("harness.web") / "static"
 ID_PUNCTUATION = "- _ . : ~"
+MAX_QUERY = 500
+"""The longest search text the Tools page's search takes."""
+MAX_HITS = 50
 ID = re.compile(r"[A-Za-z0-9_.:~-]{1,200}")
 """A call id the client chooses: it goes into ``/api/calls/{id}/cancel`` as it is."""
 KEY = re.compile(r"[!-~]{1,200}")
@@ -105,6 +109,18 @@ def build_app(console: WebConsole) -> Starlette:
 
     async def tools(request: Request) -> Response:
         return JSONResponse(console.tools())
+
+    async def search(request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        if not query:
+            raise BadRequest(400, "give the words to search for: GET /api/tools/search?q=words")
+        if len(query) > MAX_QUERY:
+            raise BadRequest(400, f"the search text is longer than {MAX_QUERY} characters")
+        raw = request.query_params.get("limit", "10")
+        limit = int(raw) if raw.strip().isdigit() else 0
+        if not 1 <= limit <= MAX_HITS:
+            raise BadRequest(400, f"limit must be a whole number from 1 to {MAX_HITS}, got {raw!r}")
+        return JSONResponse(await console.search(query, limit))
 
     async def call(request: Request) -> Response:
         body = await read_json(request)
@@ -176,6 +192,7 @@ def build_app(console: WebConsole) -> Starlette:
         Route("/api/plugins/{id}/{action:str}", switch, methods=["POST"]),
         Route("/api/problems", problems),
         Route("/api/tools", tools),
+        Route("/api/tools/search", search),
         Route("/api/tools/{name}/call", call, methods=["POST"]),
         Route("/api/calls/{id}/cancel", cancel, methods=["POST"]),
         Route("/api/approvals", approvals),

@@ -1,4 +1,7 @@
-"""MCP approvals through the official client: bound to the exact call, never a fake denial."""
+"""MCP approvals through the official client: bound to the exact call, never a fake denial.
+
+A ``requestState`` that was moved to another call, replayed or edited is the protocol's error
+-32602 (DESIGN §6b), never a result, and approves nothing."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from harness import Host, ToolCall, ToolResult
 from harness.mcp import APPROVAL_KEY, McpSurface
@@ -82,15 +87,17 @@ async def test_a_state_moved_to_other_arguments_approves_nothing(
 ) -> None:
     async with Client(surface.server, elicitation_callback=Elicitor()) as client:
         asked = await first_round(client, {"path": "notes.txt", "content": "harmless"})
-        moved = await client.session.call_tool(
-            "write_text_file",
-            {"path": "evil.sh", "content": "rm -rf ~"},
-            input_responses={APPROVAL_KEY: ACCEPT},
-            request_state=asked.request_state,
-        )
-    assert moved.is_error is True
-    assert text(moved).endswith(
-        "(the approval was asked for another call (tool or arguments differ))"
+        with pytest.raises(MCPError) as refused:
+            await client.session.call_tool(
+                "write_text_file",
+                {"path": "evil.sh", "content": "rm -rf ~"},
+                input_responses={APPROVAL_KEY: ACCEPT},
+                request_state=asked.request_state,
+            )
+    assert refused.value.code == INVALID_PARAMS
+    assert refused.value.message == (
+        "requestState refused: the requestState was issued for another call "
+        "(tool or arguments differ)"
     )
     assert not (workspace / "evil.sh").exists()
     assert not (workspace / "notes.txt").exists()
@@ -107,11 +114,12 @@ async def test_a_replayed_state_approves_nothing(surface: McpSurface, workspace:
         )
         assert first.is_error is False, text(first)
         (workspace / "once.txt").unlink()
-        replayed = await client.session.call_tool(
-            "write_text_file", args, input_responses=responses, request_state=state
-        )
-    assert replayed.is_error is True
-    assert text(replayed).endswith("(the approval state was already used; call the tool again)")
+        with pytest.raises(MCPError) as refused:
+            await client.session.call_tool(
+                "write_text_file", args, input_responses=responses, request_state=state
+            )
+    assert refused.value.code == INVALID_PARAMS
+    assert refused.value.message.endswith("was already used; call the tool again")
     assert not (workspace / "once.txt").exists()
 
 
@@ -131,14 +139,18 @@ async def test_an_edited_state_approves_nothing(
             version, body, mac = state.split(".")
             state = f"{version}.{body}.{'A' if mac[0] != 'A' else 'B'}{mac[1:]}"
         elif edit == "forged":
-            state = surface.seal.seal(ToolCall("1", "write_text_file", args)) + "x"
+            state = surface.seal.seal(ToolCall("1", "write_text_file", args), "rounds") + "x"
         else:
             state = "call-1"
-        result = await client.session.call_tool(
-            "write_text_file", args, input_responses={APPROVAL_KEY: ACCEPT}, request_state=state
-        )
-    assert result.is_error is True
-    assert "approval state" in text(result)
+        with pytest.raises(MCPError) as refused:
+            await client.session.call_tool(
+                "write_text_file",
+                args,
+                input_responses={APPROVAL_KEY: ACCEPT},
+                request_state=state,
+            )
+    assert refused.value.code == INVALID_PARAMS
+    assert refused.value.message.startswith("requestState refused: the requestState ")
     assert not (workspace / "e.txt").exists()
 
 

@@ -25,6 +25,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ToolsListChanged
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from harness.mcp import APPROVAL_KEY
 
@@ -193,17 +195,16 @@ async def test_an_approval_asked_on_one_replica_is_answered_on_the_other(
 
         replayed_on = set()
         for _ in range(2):  # once through each replica
-            replayed = await connected.session.call_tool(
-                "write_text_file",
-                args,
-                input_responses=responses,
-                request_state=asked.request_state,
-            )
+            with pytest.raises(MCPError) as replayed:
+                await connected.session.call_tool(
+                    "write_text_file",
+                    args,
+                    input_responses=responses,
+                    request_state=asked.request_state,
+                )
             replayed_on.add(replicas.last("tools/call"))
-            assert replayed.is_error is True
-            assert text(replayed).endswith(
-                "(the approval state was already used; call the tool again)"
-            )
+            assert replayed.value.code == INVALID_PARAMS
+            assert replayed.value.message.endswith("was already used; call the tool again")
         assert replayed_on == {"a", "b"}
         assert not (cluster.workspace / "approved.txt").exists()
 

@@ -96,6 +96,7 @@ async def test_the_suites_prompts(surface: McpSurface, mode: str) -> None:
         "test_prompt_with_arguments",
         "test_prompt_with_embedded_resource",
         "test_prompt_with_image",
+        "test_input_required_result_prompt",
     }
     assert all(prompt.description for prompt in listed.values())
     assert [(a.name, a.required) for a in listed["test_prompt_with_arguments"].arguments or []] == [

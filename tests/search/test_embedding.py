@@ -39,6 +39,16 @@ def test_vectors_are_unit_rows_in_order_and_rank_by_meaning(tmp_path: Path) -> N
     assert encoder.encode([]).shape == (0, DIMENSIONS)
 
 
+def test_batches_run_at_once_give_each_text_its_own_vector(tmp_path: Path) -> None:
+    texts = [f"{tool} Variant number {i}." for i in range(12) for tool in TOOLS]  # 36: 5 batches
+    together = Encoder(tmp_path / "two", workers=2).encode(texts)
+    alone = Encoder(tmp_path / "one", workers=1).encode(texts)
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    single = Encoder(None, workers=2)
+    for i in (0, 17, 35):  # each row is its own text's, not a neighbour batch's
+        np.testing.assert_allclose(single.encode([texts[i]])[0], together[i], atol=1e-5)
+
+
 def test_identifiers_read_as_their_words(tmp_path: Path) -> None:
     encoder = Encoder(tmp_path)
     camel, snake, dotted, words = encoder.encode(

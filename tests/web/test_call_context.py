@@ -32,8 +32,8 @@ async def deploy(service: str, ctx: CallContext) -> dict:
         "Where to?",
         {
             "region": {"type": "string", "enum": ["eu", "us"], "required": True},
-            "replicas": {"type": "integer", "minimum": 1},
-            "canary": {"type": "boolean"},
+            "replicas": {"type": "integer", "minimum": 1, "default": 1},
+            "canary": {"type": "boolean", "default": True},
             "note": {"type": "string"},
         },
     )
@@ -99,14 +99,18 @@ def wait_bar(page: Any, bar: Any, value: float) -> None:
     )
 
 
-def fill(form: Any) -> None:
+def fill(form: Any, replicas: str | None = "2") -> None:
+    # the form starts at its defaults
+    assert form.get_by_label("replicas", exact=True).input_value() == "1"
+    assert form.get_by_label("canary", exact=True).is_checked()
     form.get_by_label("region", exact=True).select_option(label="us")
-    form.get_by_label("replicas", exact=True).fill("2")
-    form.get_by_label("canary", exact=True).check()
+    if replicas is not None:
+        form.get_by_label("replicas", exact=True).fill(replicas)
+    form.get_by_label("canary", exact=True).uncheck()
     form.get_by_label("note", exact=True).fill("after lunch")
 
 
-ANSWER = {"region": "us", "replicas": 2, "canary": True, "note": "after lunch"}
+ANSWER = {"region": "us", "replicas": 2, "canary": False, "note": "after lunch"}
 
 
 def test_the_chat_card_shows_progress_a_log_and_the_question_as_a_form(
@@ -170,12 +174,13 @@ def test_the_tools_page_runs_with_the_console_surface_and_answers_in_its_card(
     unfit = httpx2.post(where, json={"decision": "allow_once", "content": {"region": "mars"}})
     assert unfit.status_code == 400
     assert unfit.json()["error"].startswith("the answer does not fit the form of deploy: region")
-    fill(form)
+    fill(form, replicas=None)  # the default stays
     form.get_by_role("button", name="Submit").click()
     result.get_by_role("heading", name="Canonical JSON").wait_for()
     shown = result.inner_text()
     assert '"surface": "console"' in shown
-    assert '"replicas": 2' in shown
+    assert '"replicas": 1' in shown
+    assert '"canary": false' in shown
     assert '"note": "after lunch"' in shown
     assert served.config.parent.resolve().as_uri() in shown
 

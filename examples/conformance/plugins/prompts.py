@@ -1,11 +1,12 @@
 """The suite's prompts: test_simple_prompt, test_prompt_with_arguments (whose arguments
-complete), test_prompt_with_embedded_resource and test_prompt_with_image."""
+complete), test_prompt_with_embedded_resource, test_prompt_with_image, and
+test_input_required_result_prompt, which asks the user (it takes the request's context)."""
 
 from __future__ import annotations
 
 import base64
 
-from harness import define_prompt, prompt
+from harness import CallContext, define_prompt, prompt
 
 inject = ["prompts"]
 
@@ -72,11 +73,25 @@ def test_prompt_with_image() -> list[dict[str, object]]:
     ]
 
 
+@prompt(title="Prompt That Asks")
+async def test_input_required_result_prompt(ctx: CallContext) -> str:
+    """A prompt that asks the user for its context first"""
+    form = {
+        "type": "object",
+        "properties": {"context": {"type": "string"}},
+        "required": ["context"],
+    }
+    answers = await ctx.inputs(user_context=ctx.Ask("What context should the prompt use?", form))
+    context = (answers["user_context"].content or {}).get("context")
+    return f"Use this context: {context}"
+
+
 def apply(ctx):
     for definition in (
         test_simple_prompt,
         test_prompt_with_arguments,
         test_prompt_with_embedded_resource,
         test_prompt_with_image,
+        test_input_required_result_prompt,
     ):
         ctx.prompts.register(definition)

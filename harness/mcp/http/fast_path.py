@@ -35,7 +35,7 @@ from mcp_types import methods as _methods
 from pydantic import ValidationError
 
 from ...tools.deadline import running_loop
-from ..approval import CallParams
+from ..client import CallParams
 from ..tools_list import Catalog
 from .fast_answer import answer
 from .fast_headers import HeaderChecks

@@ -40,7 +40,7 @@ export function approvalPanel(request, onError) {
 // A running tool's question: its message and its form, in the card of the call.
 function questionPanel(request, onError) {
   const asked = request.args && typeof request.args === "object" ? request.args : {};
-  const form = parametersForm(request.form || {});
+  const form = parametersForm(request.form || {}, { prefill: true, empty: "" });
   const problem = el("p", { className: "error", role: "alert", hidden: true });
   const panel = el("form", { className: "approval question", "aria-label": `question from ${request.name}`, "data-approval": request.id, "data-question": "true" },
     el("p", {}, el("strong", { text: "Question: " }), el("code", { text: request.name }), " asks"),

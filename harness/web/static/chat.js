@@ -5,11 +5,14 @@
 // once they scroll up (a button then jumps to the newest). Enter sends, Shift+Enter adds a line.
 // The Sessions list searches the conversations (?q=), renames, exports and deletes; each
 // finished turn has a Trajectory button (steps, model time, tokens, each call's outcome).
+// A search_tools card lists the tools found (names linking to their Tools page cards).
 
 import { api } from "./api.js";
 import { callActivity } from "./activity.js";
 import { approvalPanel, decisionNote } from "./approval.js";
-import { duration, el, inline, json, prose, renderBlocks, statusClass, statusOf } from "./render.js";
+import { duration, el, foundTools, inline, json, prose, renderBlocks, statusClass, statusOf } from "./render.js";
+
+const SEARCH_TOOL = "search_tools";
 
 const BOTTOM = 24; // px: this close to the end counts as "at the newest message"
 
@@ -257,7 +260,12 @@ export class ChatView {
         const program = card.article.querySelector(":scope > pre.block-code") !== null;
         const blocks = (result.content || []).filter((block) => !(block
           && ((live && block.type === "tool_call") || (program && block.type === "code"))));
-        card.output.replaceChildren(renderBlocks(blocks));
+        const hits = result.result?.tools;
+        if (card.name === SEARCH_TOOL && !result.code && Array.isArray(hits)) {
+          card.output.replaceChildren(el("p", { className: "muted", text: hits.length ? `found ${hits.length} tool(s):` : "found no tool" }), foundTools(hits));
+        } else {
+          card.output.replaceChildren(renderBlocks(blocks));
+        }
         if (result.error) card.output.append(el("p", { className: "error", text: `${result.code}: ${result.error}` }));
         break;
       }
@@ -331,7 +339,7 @@ export class ChatView {
       el("h3", {}, el("code", { text: name }), " — ", status, " ", duration),
       shown, activity.element, approval, nested, output);
     (inside ? inside.nested : this.conversation).append(article);
-    const card = { article, status, duration, approval, output, nested, activity };
+    const card = { name, article, status, duration, approval, output, nested, activity };
     this.cards.set(id, card);
     return card;
   }

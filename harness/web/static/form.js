@@ -36,7 +36,7 @@ function kindOf(node) {
 
 function label(node) {
   const kind = kindOf(node);
-  if (kind === "const") return JSON.stringify(node.const);
+  if (kind === "const") return node.title ?? JSON.stringify(node.const);
   if (kind === "enum") return "one of " + node.enum.map((v) => JSON.stringify(v)).join(", ");
   return node.title || kind;
 }
@@ -55,9 +55,10 @@ function parseNumber(text, integer) {
   return trimmed; // sent as typed: the server says what is wrong with it
 }
 
-// Build the field of `node` named `name` (its label), at argument path `path`.
+// Build the field of `node` named `name` (its label), at argument path `path`; `prefill`
+// starts it at the node's default (a question's form: what the person sees is what is sent).
 // Returns {element, read}; read() gives {present, value} or throws FieldError.
-export function field(node, name, path, required, root) {
+export function field(node, name, path, required, root, prefill = false) {
   node = resolve(node, root);
   const kind = kindOf(node);
   const id = nextId("f");
@@ -78,11 +79,14 @@ export function field(node, name, path, required, root) {
     const select = el("select", { id, ...described });
     if (!required) select.append(el("option", { value: "", text: "(not set)" }));
     node.enum.forEach((value, index) => select.append(el("option", { value: String(index), text: typeof value === "string" ? value : JSON.stringify(value) })));
+    const start = prefill && "default" in node ? node.enum.findIndex((value) => JSON.stringify(value) === JSON.stringify(node.default)) : -1;
+    if (start >= 0) select.value = String(start);
     return wrap(select, () => select.value === "" ? { present: false } : { present: true, value: node.enum[Number(select.value)] });
   }
   if (kind === "boolean") {
     const box = el("input", { id, type: "checkbox", ...described });
-    let touched = false;
+    if (prefill && node.default === true) box.checked = true;
+    let touched = prefill && "default" in node;
     box.addEventListener("change", () => { touched = true; });
     return wrap(box, () => (required || touched || box.checked) ? { present: true, value: box.checked } : { present: false });
   }
@@ -100,6 +104,7 @@ export function field(node, name, path, required, root) {
   if (kind === "string" || kind === "number" || kind === "integer") {
     const input = el("input", { id, type: "text", inputmode: kind === "string" ? undefined : (kind === "integer" ? "numeric" : "decimal"), ...described, autocomplete: "off" });
     if (node.format === "password") input.type = "password";
+    if (prefill && "default" in node && node.default !== null && typeof node.default !== "object") input.value = String(node.default);
     return wrap(input, () => {
       if (input.value === "" && (kind !== "string" || !required)) return { present: false };
       return { present: true, value: kind === "string" ? input.value : parseNumber(input.value, kind === "integer") };
@@ -183,13 +188,14 @@ export function field(node, name, path, required, root) {
   });
 }
 
-// The whole form of a parameters schema: one field per parameter, labelled with its name.
-export function parametersForm(schema) {
+// The whole form of a parameters schema: one field per parameter, labelled with its name
+// (`prefill`: each starts at its default; `empty`: what a form without fields says).
+export function parametersForm(schema, { prefill = false, empty = "This tool takes no arguments." } = {}) {
   const root = schema || {};
   const needed = new Set(root.required || []);
-  const fields = Object.entries(root.properties || {}).map(([key, node]) => [key, field(node, key, key, needed.has(key), root)]);
+  const fields = Object.entries(root.properties || {}).map(([key, node]) => [key, field(node, key, key, needed.has(key), root, prefill)]);
   const element = el("div", { className: "params" }, ...fields.map(([, f]) => f.element));
-  if (!fields.length) element.append(el("p", { className: "muted", text: "This tool takes no arguments." }));
+  if (!fields.length && empty) element.append(el("p", { className: "muted", text: empty }));
   const read = () => {
     const args = {};
     for (const [key, f] of fields) {

@@ -34,9 +34,16 @@ function route() {
   return current;
 }
 
+// #/tools?tool=NAME (a found tool's link): the Tools page, at that tool's card
+function wantedTool() {
+  const match = location.hash.match(/^#\/tools\?tool=([^&]*)/);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
 window.addEventListener("hashchange", () => {
   const current = route();
-  document.getElementById(`${current}-title`).focus();
+  const tool = current === "tools" ? wantedTool() : null;
+  if (tool === null || !views.tools.reveal(tool)) document.getElementById(`${current}-title`).focus();
 });
 
 // The model the Chat talks to, in the header (the demo model says it is one).

@@ -76,6 +76,22 @@ export function renderBlocks(blocks) {
   return out;
 }
 
+// Tools a search found, best first: each name a link to its card on the Tools page, its
+// score and the first line of its description (search_tools' result, the Tools search).
+export function foundTools(hits) {
+  const list = el("ol", { className: "found" });
+  for (const hit of Array.isArray(hits) ? hits : []) {
+    const name = String(hit?.name ?? "");
+    const about = String(hit?.description ?? "").split("\n")[0];
+    const score = Number(hit?.score);
+    list.append(el("li", { "data-found": name },
+      el("a", { href: `#/tools?tool=${encodeURIComponent(name)}`, className: "tool-link" }, el("code", { text: name })),
+      el("span", { className: "muted score", text: Number.isFinite(score) ? ` score ${score.toFixed(2)}` : "" }),
+      about ? ` — ${about}` : ""));
+  }
+  return list;
+}
+
 // A call a run_code program made, as a nested card (a "tool_call" block).
 export function callCard(block) {
   const card = liveCard(block.id ?? "", block.name, block.args);

@@ -3,13 +3,15 @@
 // the canonical JSON and the error code. Calls go through the full pipeline (policy and
 // approvals apply); an `ask` shows its approval in the result. A running call has Cancel
 // (POST /api/calls/{id}/cancel: it ends `cancelled`), and a program's calls appear as live
-// nested cards while it runs (the code/call and code/result events).
+// nested cards while it runs (the code/call and code/result events). Search finds tools by
+// what they do (GET /api/tools/search, the search of ctx.tools.search: best first, with
+// scores, never a tool the policy denies); a found name leads to its card (#/tools?tool=).
 
 import { api, ApiError } from "./api.js";
 import { callActivity } from "./activity.js";
 import { approvalPanel, decisionNote } from "./approval.js";
 import { FieldError, parametersForm } from "./form.js";
-import { duration, el, inline, json, liveCard, prose, renderBlocks, statusClass, statusOf } from "./render.js";
+import { duration, el, foundTools, inline, json, liveCard, prose, renderBlocks, statusClass, statusOf } from "./render.js";
 
 const HINTS = { readOnlyHint: "read-only", destructiveHint: "destructive", idempotentHint: "idempotent", openWorldHint: "open world" };
 
@@ -23,7 +25,43 @@ export class ToolsView {
     this.filter.addEventListener("input", () => this.applyFilter());
     this.list = el("div", { className: "tools" });
     this.count = el("p", { className: "muted", role: "status" });
-    root.append(el("div", { className: "actions" }, el("label", { for: "tool-filter", text: "Filter tools" }), this.filter), this.count, this.list);
+    this.query = el("input", { id: "tool-search", type: "search", autocomplete: "off", maxlength: 500 });
+    this.found = el("section", { className: "found-tools", "aria-label": "search results", "aria-live": "polite" });
+    const search = el("form", { role: "search", className: "actions", onsubmit: (event) => { event.preventDefault(); this.search(); } },
+      el("label", { for: "tool-search", text: "Search tools" }), this.query,
+      el("button", { type: "submit", text: "Search" }));
+    root.append(search, this.found,
+      el("div", { className: "actions" }, el("label", { for: "tool-filter", text: "Filter tools" }), this.filter), this.count, this.list);
+  }
+
+  // The tools that best match the query, as the model's search_tools would find them.
+  async search() {
+    const query = this.query.value.trim();
+    if (!query) { this.found.replaceChildren(); return; }
+    const asked = this.asked = (this.asked ?? 0) + 1;
+    try {
+      const answer = await api.get(`/api/tools/search?q=${encodeURIComponent(query)}&limit=10`);
+      if (asked !== this.asked) return; // a newer search answers
+      const hits = answer.tools || [];
+      this.found.replaceChildren(
+        el("p", { className: "muted", text: hits.length ? `${hits.length} tool(s) match “${query}”, best first:` : `No tool matches “${query}”.` }),
+        foundTools(hits));
+    } catch (error) {
+      if (asked === this.asked) this.found.replaceChildren(el("p", { className: "error", text: error.message }));
+    }
+  }
+
+  // Show one tool's card: the filter cleared, the card scrolled to and its title focused.
+  reveal(name) {
+    const card = this.cards.get(name);
+    if (!card) { this.say(`no tool ${name} (it may have been removed)`); return false; }
+    this.filter.value = "";
+    this.applyFilter();
+    const title = card.section.querySelector("h3");
+    title.tabIndex = -1;
+    card.section.scrollIntoView({ block: "start" });
+    title.focus();
+    return true;
   }
 
   async load() {
@@ -193,11 +231,12 @@ export class ToolsView {
     for (const run of this.runs.values()) {
       const panel = run.region.querySelector(`[data-approval="${CSS.escape(event.id)}"]`);
       if (!panel) continue;
-      const denied = event.decision === "deny" && panel.dataset.question !== "true";
+      const question = panel.dataset.question === "true"; // answered or declined, it runs on
+      const denied = event.decision === "deny" && !question;
       const inner = run.inner.get(event.call_id);
       if (inner) inner.setStatus(denied ? "denied" : "running");
       else {
-        run.state.textContent = denied ? "denied…" : "approved, running…";
+        run.state.textContent = denied ? "denied…" : question ? "running…" : "approved, running…";
         run.state.className = statusClass(denied ? "denied" : "running");
       }
       panel.replaceWith(decisionNote(panel, event));

@@ -15,6 +15,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.server import _streamable_http_modern
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from harness import Host
 from harness.mcp import APPROVAL_KEY, McpSurface
@@ -87,17 +89,17 @@ async def test_an_approval_round_trip_crosses_the_two_paths(
             input_responses={APPROVAL_KEY: ACCEPT},
             request_state=asked.request_state,
         )
-        replayed = await client.session.call_tool(
-            "write_text_file",
-            args,
-            input_responses={APPROVAL_KEY: ACCEPT},
-            request_state=asked.request_state,
-        )
+        with pytest.raises(MCPError) as replayed:  # a state opens once, on either path
+            await client.session.call_tool(
+                "write_text_file",
+                args,
+                input_responses={APPROVAL_KEY: ACCEPT},
+                request_state=asked.request_state,
+            )
     assert isinstance(done, types.CallToolResult)
     assert done.is_error is False
     assert (workspace / args["path"]).read_text() == "approved"
-    assert isinstance(replayed, types.CallToolResult)
-    assert replayed.is_error is True  # a state opens once, on either path
+    assert replayed.value.code == INVALID_PARAMS
     assert twin.layer.served - before == [ask, answer, answer].count("fast")
 
 

@@ -1,0 +1,167 @@
+"""OAuth 2.1 for HTTP upstreams: ``harness auth ID`` against a real local authorisation
+server (the SDK's, in ``oauth_server.py``), the token stored 0600, used, and refreshed."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client.auth import OAuthClientProvider
+
+from harness import Host
+from harness.gateway.auth import margin
+
+from ..helpers import HARNESS
+from .conftest import PYTHON, fiber_of, write_config
+from .test_transports import Process
+
+pytestmark = pytest.mark.anyio
+HERE = Path(__file__).parent
+
+
+class Protected:
+    """The OAuth-protected server: its URL and the log of what it granted and served."""
+
+    def __init__(self, url: str, marks: Path) -> None:
+        self.url = url
+        self.marks = marks
+
+    def seen(self) -> list[str]:
+        return self.marks.read_text().splitlines() if self.marks.exists() else []
+
+
+@pytest.fixture
+def protected(tmp_path: Path) -> Iterator[Protected]:
+    marks = tmp_path / "granted.log"
+    served = Process(
+        [PYTHON, str(HERE / "oauth_server.py")],
+        r"serving (http://\S+)",
+        cwd=tmp_path,
+        env={"OAUTH_MARK": str(marks)},
+    )
+    try:
+        assert served.match is not None
+        yield Protected(served.match.group(1), marks)
+    finally:
+        served.close()
+
+
+def entry(url: str, **config: Any) -> dict[str, Any]:
+    return {"id": "safe", "name": "harness:mcp-client", "config": {"url": url, **config}}
+
+
+def harness_auth(config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``harness auth safe`` with a browser that follows the redirects (no person)."""
+    browser = f"{sys.executable} {HERE / 'fake_browser.py'} %s"
+    return subprocess.run(
+        [HARNESS, "auth", "safe", "-c", str(config), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "BROWSER": browser},
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the SDK's HTTP client (test_transports)
+async def test_harness_auth_stores_the_token_0600_which_is_used_then_refreshed(
+    tmp_path: Path, protected: Protected
+) -> None:
+    config = write_config(tmp_path, [entry(protected.url, oauth=True)])
+    async with Host(config) as host:  # not authorised yet: the entry says what to do
+        fiber = fiber_of(host, "safe")
+        assert fiber.state.value == "failed"
+        assert str(fiber.error).startswith(
+            "MCP server 'safe': the server requires authorisation (OAuth): run "
+            "`harness auth safe` to authorise harness in a browser; the entry connects "
+            "again by itself; restarting in 0.5 s"
+        )
+    assert protected.seen() == []  # nothing registered nor asked by a running harness
+
+    done = harness_auth(config)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tokens = tmp_path / ".harness" / "oauth" / "safe.json"
+    assert done.stdout.splitlines()[-1] == (
+        f"entry 'safe' is authorised; its tokens are in {tokens}"
+    )
+    assert "/authorize?response_type=code" in done.stdout  # the URL, printed as well
+    assert protected.seen() == ["register harness", "authorize", "token authorization_code"]
+    assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+    stored = json.loads(tokens.read_text())
+    assert stored["tokens"]["access_token"] == "access-1"
+    refresh = stored["tokens"]["refresh_token"]
+    assert refresh not in done.stdout + done.stderr
+    assert "access-1" not in done.stdout + done.stderr
+
+    async with Host(config) as host:
+        used = await host.tools.execute({"id": "1", "name": "safe_token", "args": {}})
+        assert used.result == {"result": "access-1"}
+
+    # Later (here: after a restart), the token is a minute from its expiry: it is refreshed
+    # before it is used, never sent expired.
+    stored["expires_at"] = time.time() + 30
+    tokens.write_text(json.dumps(stored))
+    tokens.chmod(0o600)
+    async with Host(config) as host:
+        used = await host.tools.execute({"id": "2", "name": "safe_token", "args": {}})
+        assert used.result == {"result": "access-2"}
+    assert protected.seen()[3:] == [
+        "call Bearer access-1",
+        "token refresh_token",
+        "call Bearer access-2",
+    ]
+    again = json.loads(tokens.read_text())
+    assert again["tokens"]["access_token"] == "access-2"
+    assert again["expires_at"] > time.time() + 3000
+    assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_401_names_the_entry_and_says_to_run_harness_auth(
+    tmp_path: Path, protected: Protected
+) -> None:
+    config = write_config(tmp_path, [entry(protected.url)])
+    async with Host(config) as host:
+        fiber = fiber_of(host, "safe")
+        assert fiber.state.value == "failed"
+        message = str(fiber.error)
+    assert message.startswith(
+        f"MCP server 'safe': the server requires authorisation: {protected.url} answered "
+        "HTTP 401 (Bearer "
+    )
+    assert (
+        "for OAuth, set oauth: true on entry 'safe' and run `harness auth safe`; else set the "
+        "credentials it expects in the entry's headers" in message
+    )
+
+
+def test_harness_auth_refuses_an_entry_without_oauth(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [entry("http://127.0.0.1:9/mcp")])
+    done = harness_auth(config)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "AuthProblem: entry 'safe' does not use OAuth: add `oauth: true` to its config, then "
+        "run harness auth safe again\n"
+    )
+
+
+def test_tokens_are_refreshed_a_minute_before_they_expire_or_half_way() -> None:
+    assert margin(3600) == 60
+    assert margin(60) == 30
+
+
+def test_the_sdk_provider_steps_harness_overrides_are_still_there() -> None:
+    """harness.gateway.auth.EntryOAuth overrides these private steps of SDK 2.3's provider:
+    an SDK that renames them fails here, by name, instead of tokens silently expiring."""
+    for name in ("_initialize", "_handle_token_response", "_handle_refresh_response"):
+        assert callable(getattr(OAuthClientProvider, name, None)), name
+    provider = OAuthClientProvider.__init__.__code__.co_varnames
+    assert "storage" in provider
