@@ -29,10 +29,16 @@ from .config import GatewayConfig
 from .mount import Mount
 from .names import default_prefix
 from .preflight import static_problem
+from .primitives import Listed, Primitives
 from .upstream import Connection
 
 name = "mcp-client"
-inject = {"tools": {"required": True}, "approval": {"required": False}}
+inject = {
+    "tools": {"required": True},
+    "approval": {"required": False},
+    "resources": {"required": False},
+    "prompts": {"required": False},
+}
 Config = GatewayConfig
 
 
@@ -92,6 +98,16 @@ async def apply(ctx: Context, config: GatewayConfig) -> None:
     connection.callers = mount.callers
     mount.sync(connection.tools)
     connection.on_tools = mount.sync
+    primitives = Primitives(ctx, connection, config, prefix)
+
+    def listed(found: Listed) -> None:
+        primitives.sync(found)
+        mount.also = primitives.problems
+        mount.report()
+
+    listed(connection.listed)
+    connection.on_listed = listed
+    connection.on_updated = primitives.updated
     state.connected_at = anyio.current_time()
     state.connection, state.mount = connection, mount
     generation = state.generation
