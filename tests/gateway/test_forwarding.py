@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client as SdkClient
 
@@ -212,3 +213,74 @@ async def test_an_mcp_client_without_elicitation_gets_the_server_a_decline(
         assert result.is_error is False, result.content
         assert (result.structured_content or {}).get("result") == "decline:None"
     assert [r["name"] for r in requests] == (["up_confirm"] * 2 if rule == "ask" else [])
+
+
+class Downstream:
+    """The person and model behind a real SDK client that calls harness: answers the form,
+    samples, lists roots; records the progress and logs it is sent."""
+
+    def __init__(self) -> None:
+        self.progress: list[tuple[float, float | None, str | None]] = []
+        self.logs: list[tuple[str, Any]] = []
+        self.sampled: list[types.CreateMessageRequestParams] = []
+
+    async def elicit(self, context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"ok": False})
+
+    async def sample(
+        self, context: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        self.sampled.append(params)
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="Certainly"),
+            model="downstream-model",
+        )
+
+    async def roots(self, context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///home/ada", name="home")])
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        if params.logger == "harness.tools.up_work":
+            self.logs.append((params.level, params.data))
+
+    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.append((progress, total, message))
+
+
+async def test_an_sdk_client_downstream_gets_the_upstream_s_progress_logs_and_requests(
+    tmp_path: Path,
+) -> None:
+    person = Downstream()
+    async with Host(write_config(tmp_path, [entry()])) as host:
+        surface = McpSurface(host.ctx)
+        surface.attach()
+        async with SdkClient(
+            surface.server,
+            mode="legacy",
+            elicitation_callback=person.elicit,
+            sampling_callback=person.sample,
+            list_roots_callback=person.roots,
+            logging_callback=person.log,
+        ) as client:
+            with anyio.fail_after(30):
+                worked = await client.call_tool(
+                    "up_work", {"steps": 2}, progress_callback=person.on_progress
+                )
+                confirmed = await client.call_tool("up_confirm", {})
+                sampled = await client.call_tool("up_ask_model", {"prompt": "Ready?"})
+                roots = await client.call_tool("up_roots", {})
+
+    def said(result: types.CallToolResult) -> Any:
+        assert result.is_error is False, result.content
+        return (result.structured_content or {}).get("result")
+
+    assert said(worked) == "worked"
+    assert person.progress == [(1.0, 2.0, "step 1"), (2.0, 2.0, "step 2")]
+    assert [level for level, _ in person.logs] == ["info", "info", "warning"]
+    assert said(confirmed) == "accept:False"
+    assert said(sampled) == "downstream-model: Certainly"
+    (request,) = person.sampled
+    assert request.system_prompt == "Answer in one word."
+    assert request.max_tokens == 50
+    assert said(roots) == "home=file:///home/ada"
