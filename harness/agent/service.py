@@ -119,6 +119,13 @@ class AgentService(Service):
         self.system_prompt = f"{config.system.strip()}\n\n{rules}".strip()
         self.roots = [project_root(base / folder) for folder in config.roots]
         """What a tool's ``ctx.roots()`` gets in this agent's sessions."""
+        for folder in config.roots:
+            if not (base / folder).is_dir():
+                _log.warning(
+                    "the agent's roots name %s, which is not a folder (relative to %s)",
+                    folder,
+                    base,
+                )
         self.running: dict[int, Any] = {}
         """The calls of running steps, by ``id()`` of their ToolCall."""
         self._open: dict[str, Session] = {}

@@ -60,7 +60,7 @@ def auth(
         problem.__cause__ = exc  # shown under --debug
         fail(problem, 1, options.debug)
     tokens = base_dir / ".harness" / "oauth" / f"{entry_id}.json"
-    state = "is authorised" if asked else "was authorised already"
+    state = "is authorised" if asked else "needed no authorisation"
     click.echo(f"entry {entry_id!r} {state}; its tokens are in {tokens}")
 
 

@@ -74,13 +74,13 @@ def field_question(name: str, node: dict[str, Any], required: bool) -> str:
     parts = [title]
     if node.get("description"):
         parts.append(f"({visible(str(node['description']))})")
-    if isinstance(node.get("enum"), list):
-        names = node.get("enumNames") if isinstance(node.get("enumNames"), list) else None
-        choices = [
-            f"{number}) {visible(str(names[number - 1] if names else value))}"
-            for number, value in enumerate(node["enum"], 1)
-        ]
-        parts.append("[" + "  ".join(choices) + "]")
+    several = _items_choices(node)
+    options = choices_of(node) or several
+    if options is not None:
+        shown = [f"{number}) {visible(label)}" for number, (_, label) in enumerate(options, 1)]
+        parts.append("[" + "  ".join(shown) + "]")
+        if several is not None:
+            parts.append("(several: 1,2)")
     elif node.get("type") == "boolean":
         parts.append(
             "[Y/n]" if node.get("default") is True else "[y/N]" if "default" in node else "[y/n]"
@@ -102,14 +102,12 @@ def parse(name: str, node: dict[str, Any], text: str, required: bool) -> Any:
         if required:
             raise ValueError(f"{name} is required")
         return _MISSING
-    if isinstance(node.get("enum"), list):
-        choices = node["enum"]
-        if text.isdigit() and 1 <= int(text) <= len(choices):
-            return choices[int(text) - 1]
-        for value in choices:
-            if text == str(value):
-                return value
-        raise ValueError(f"choose 1 to {len(choices)}, or one of the values listed")
+    options = choices_of(node)
+    if options is not None:
+        return _choice(options, text)
+    several = _items_choices(node)
+    if several is not None:
+        return [_choice(several, part.strip()) for part in text.split(",") if part.strip()]
     kind = node.get("type")
     if kind == "boolean":
         answer = _yes_no(text)
@@ -130,6 +128,41 @@ def parse(name: str, node: dict[str, Any], text: str, required: bool) -> Any:
             raise ValueError(f"{name} takes a finite number")
         return int(number) if number.is_integer() and "." not in text else number
     return text
+
+
+def _choice(options: list[tuple[Any, str]], text: str) -> Any:
+    if text.isdigit() and 1 <= int(text) <= len(options):
+        return options[int(text) - 1][0]
+    for value, title in options:
+        if text in (str(value), title):
+            return value
+    raise ValueError(f"choose 1 to {len(options)}, or one of the values listed")
+
+
+def _items_choices(node: dict[str, Any]) -> list[tuple[Any, str]] | None:
+    """The choices of a multiple-choice field (an array of an enum), else None."""
+    items = node.get("items")
+    if node.get("type") != "array" or not isinstance(items, dict):
+        return None
+    return choices_of(items)
+
+
+def choices_of(node: dict[str, Any]) -> list[tuple[Any, str]] | None:
+    """A field's choices as (value, title): an ``enum`` (titled by ``enumNames``), or a
+    ``oneOf``/``anyOf`` of ``const`` values (titled by their ``title``); None for others."""
+    if isinstance(node.get("enum"), list):
+        names = node.get("enumNames")
+        titled = isinstance(names, list) and len(names) == len(node["enum"])
+        return [
+            (value, str(names[index]) if titled else str(value))  # type: ignore[index]
+            for index, value in enumerate(node["enum"])
+        ]
+    for key in ("oneOf", "anyOf"):
+        found = node.get(key)
+        variants: list[Any] = found if isinstance(found, list) else []
+        if variants and all(isinstance(v, dict) and "const" in v for v in variants):
+            return [(v["const"], str(v.get("title") or v["const"])) for v in variants]
+    return None
 
 
 def _yes_no(text: str) -> bool | None:

@@ -14,9 +14,11 @@ an expired token with the refresh token. harness adds three things:
   the token and refreshes once less than :func:`margin` is left, across restarts too.
 - Who sees the browser: only ``harness auth ID`` (:mod:`harness.cli.auth`) runs the flow's
   browser step. A running harness that would need it fails the entry with
-  :class:`AuthorisationNeeded` instead, which says to run ``harness auth ID``.
+  :class:`AuthorisationNeeded` instead, which says to run ``harness auth ID``. When that
+  happens on a step-up (a 403 asking for more scope), the scope it needed is kept in the
+  file, and ``harness auth`` asks for it too.
 
-``EntryOAuth`` overrides three private steps of the SDK's provider (pinned: SDK 2.3;
+``EntryOAuth`` overrides four private steps of the SDK's provider (pinned: SDK 2.3;
 ``tests/gateway/test_oauth.py`` fails by name when they change).
 """
 
@@ -32,6 +34,7 @@ from typing import Any
 import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.utils import union_scopes
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -132,9 +135,22 @@ class TokenFile:
 class EntryOAuth(OAuthClientProvider):
     """The SDK's provider, refreshing tokens before they expire (see the module)."""
 
-    def __init__(self, storage: TokenFile, **options: Any) -> None:
+    def __init__(self, storage: TokenFile, interactive: bool, **options: Any) -> None:
         super().__init__(storage=storage, **options)
         self.tokens = storage
+        self.interactive = interactive
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        # A step-up (a 403 asking for more scope) met by a running harness, which cannot
+        # send the person to the browser: the scope it needed is kept in the file, and
+        # `harness auth` asks for it as well as what the server asks for then.
+        data = await anyio.to_thread.run_sync(self.tokens.read)
+        wanted = union_scopes(self.context.client_metadata.scope, data.get("scope_wanted"))
+        self.context.client_metadata.scope = wanted
+        if not self.interactive and wanted and wanted != data.get("scope_wanted"):
+            data["scope_wanted"] = wanted
+            await anyio.to_thread.run_sync(self.tokens.write, data)
+        return await super()._perform_authorization()
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -143,6 +159,9 @@ class EntryOAuth(OAuthClientProvider):
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         await super()._handle_token_response(response)
         self._due()
+        data = await anyio.to_thread.run_sync(self.tokens.read)
+        if data.pop("scope_wanted", None) is not None:
+            await anyio.to_thread.run_sync(self.tokens.write, data)
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         refreshed = await super()._handle_refresh_response(response)
@@ -187,13 +206,14 @@ def provider(
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
         scope=oauth.scope,
-        token_endpoint_auth_method="client_secret_post" if oauth.client_secret else "none",
+        token_endpoint_auth_method="client_secret_basic" if oauth.client_secret else "none",
     )
     storage = TokenFile.of(base_dir, entry)
     if oauth.client_id is not None:
         _configured_client(storage, config, metadata)
     return EntryOAuth(
         storage,
+        redirect is not None,
         server_url=config.url,
         client_metadata=metadata,
         redirect_handler=redirect or refuse,

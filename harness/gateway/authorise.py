@@ -58,14 +58,34 @@ async def authorise(
     browser: bool = True,
     seconds: float = 300.0,
 ) -> bool:
-    """Connect to the server of entry ``entry`` with the browser step allowed: show the
+    """Connect to the server of entry ``entry`` and run the browser step: show the
     authorisation URL (and open it in a browser when ``browser``), wait at most ``seconds``
-    for the whole flow, keep the tokens. True when the browser step ran (False: the tokens
-    kept already worked, or were refreshed)."""
+    for the whole flow, keep the tokens. The step runs every time (the tokens kept before
+    are put back when it fails); False when the server asked for no authorisation."""
+    storage = TokenFile.of(base_dir, entry)
+    kept = storage.read()
+    if "tokens" in kept:
+        storage.write({key: value for key, value in kept.items() if key != "tokens"})
+    try:
+        return await _flow(config, entry, base_dir, show, browser, seconds, storage)
+    except BaseException:
+        if "tokens" in kept and "tokens" not in storage.read():
+            storage.write(kept)
+        raise
+
+
+async def _flow(
+    config: GatewayConfig,
+    entry: str,
+    base_dir: Path,
+    show: Callable[[str], None],
+    browser: bool,
+    seconds: float,
+    storage: TokenFile,
+) -> bool:
     assert config.url is not None
     assert config.oauth is not None
     url = config.url
-    storage = TokenFile.of(base_dir, entry)
     async with anyio.create_task_group() as group, AsyncExitStack() as stack:
         try:
             loopback = await stack.enter_async_context(

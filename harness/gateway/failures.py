@@ -80,6 +80,12 @@ def unauthorised(refusal: Refusal, config: GatewayConfig, entry: str = "ID") -> 
             "else set the credentials it expects in the entry's headers, e.g. "
             'headers: {Authorization: "Bearer ${TOKEN}"}'
         )
+    if refusal.status == 403 and config.oauth is not None:
+        return (
+            f"the server refused access: {config.url} answered HTTP 403{challenge}; run "
+            f"`harness auth {entry}` to authorise harness again (for the scope it names, "
+            "if it names one)"
+        )
     if refusal.status == 403:
         return (
             f"the server refused access: {config.url} answered HTTP 403{challenge}; check the "

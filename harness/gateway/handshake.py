@@ -71,4 +71,8 @@ def _refuses_handshake(exc: BaseException) -> bool:
     work), rather than with the connection itself."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    if isinstance(exc, RuntimeError) and "protocol version" in str(exc):
+        # The SDK's answer to an initialize result at a version of the other era (a server
+        # that answers the handshake at 2026-07-28).
+        return any(version in str(exc) for version in MODERN_PROTOCOL_VERSIONS)
     return isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED

@@ -130,6 +130,50 @@ class Database:
         update = self.sql(text)
         return bool(await self.run(lambda connection: connection.execute(update, values).rowcount))
 
+    # -- pending approvals ---------------------------------------------------------------
+
+    async def keep_approval(self, fields: dict[str, Any]) -> None:
+        """Remember an open approval request of a keyed call (``fields``: its id, key,
+        tool, args as JSON, reason, session, client), owned by this process."""
+        insert = self.sql(
+            "INSERT INTO approvals (id, key, tool, args, reason, session, client, owner, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+        )
+        names = ("id", "key", "tool", "args", "reason", "session", "client")
+        values = (*(fields[name] for name in names), self.owner, time.time())
+        await self.run(lambda connection: connection.execute(insert, values))
+
+    async def drop_approval(self, id: str) -> None:
+        delete = self.sql("DELETE FROM approvals WHERE id = ?")
+        await self.run(lambda connection: connection.execute(delete, (id,)))
+
+    async def adopt_approvals(self) -> list[dict[str, Any]]:
+        """The open requests of processes that died, now this one's (oldest first); each
+        is adopted by one process only."""
+        select = self.sql(
+            "SELECT id, key, tool, args, reason, session, client, owner FROM approvals "
+            "ORDER BY created_at"
+        )
+        update = self.sql("UPDATE approvals SET owner = ? WHERE id = ? AND owner = ?")
+
+        def adopt(values: tuple[str, str, str]) -> Callable[[Any], int]:
+            return lambda connection: int(connection.execute(update, values).rowcount)
+
+        rows = await self.run(lambda connection: connection.execute(select).fetchall())
+        alive: dict[str, bool] = {}
+        adopted: list[dict[str, Any]] = []
+        for id, key, tool, args, reason, session, client, owner in rows:
+            if owner not in alive:
+                alive[owner] = owner == self.owner or await self.is_alive(owner)
+            if alive[owner]:
+                continue
+            if await self.run(adopt((self.owner, id, owner))):
+                names = ("id", "key", "tool", "args", "reason", "session", "client")
+                adopted.append(
+                    dict(zip(names, (id, key, tool, args, reason, session, client), strict=True))
+                )
+        return adopted
+
     async def prune(self, days: float) -> int:
         """Forget calls finished more than ``days`` ago; how many."""
         delete = self.sql("DELETE FROM journal WHERE state = 'done' AND done_at < ?")

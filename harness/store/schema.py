@@ -24,6 +24,19 @@ SQLITE: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX journal_done_at ON journal (done_at)",
     ),
+    (  # 2: pending approvals of keyed calls
+        """CREATE TABLE approvals (
+            id TEXT PRIMARY KEY,
+            key TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            args TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            session TEXT,
+            client TEXT,
+            owner TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -41,6 +54,19 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             done_at DOUBLE PRECISION
         )""",
         "CREATE INDEX journal_done_at ON journal (done_at)",
+    ),
+    (
+        """CREATE TABLE approvals (
+            id TEXT PRIMARY KEY,
+            key TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            args TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            session TEXT,
+            client TEXT,
+            owner TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL
+        )""",
     ),
 )
 """PostgreSQL's migrations, version for version the same tables as :data:`SQLITE`."""

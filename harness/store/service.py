@@ -6,7 +6,8 @@
         url: sqlite:///.harness/harness.db      # or postgresql://..., shared by replicas
 
 It opens the store when it loads (creating an SQLite file and migrating the schema), and
-lends the tools service its call journal (:mod:`.journal`) until it unloads. A store that is
+lends the tools service its call journal (:mod:`.journal`) and the approval object the
+keeping of keyed calls' pending approvals (:mod:`.approvals`) until it unloads. A store that is
 locked, unreachable or written by a newer harness fails the entry, with the problem located
 at its ``config`` in cordis.yml: calls then run unjournaled, as without the entry.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from ..service import Service, unwrap
+from .approvals import DurableApprovals
 from .config import StoreConfig
 from .database import Database
 from .journal import Journal
@@ -53,13 +55,17 @@ class StoreService(Service):
             )
         journal = self.journal = Journal(database)
         tools = unwrap(self.ctx.tools)
-        tools.journal = journal
+        durable = DurableApprovals(self.ctx, database, tools.approvals)
+        tools.journal, tools.approvals.keyed = journal, durable
 
         def lend_back() -> None:
             if tools.journal is journal:
                 tools.journal = None
+            if tools.approvals.keyed is durable:
+                tools.approvals.keyed = None
 
         self.ctx.effect(lambda: lend_back)
+        await durable.start()
 
     async def stop(self) -> None:
         if self.database is not None:

@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 import anyio
 
@@ -60,6 +60,19 @@ _SCOPES: dict[str | None, ApprovalScope] = {
     "allow_session": "session",
     "allow_always": "always",
 }
+
+
+class Keyed(Protocol):
+    """What answers a keyed call's ask before anyone is asked (``Approvals.keyed``: the
+    store's, :mod:`harness.store.approvals`)."""
+
+    async def before(self, call: ToolCall) -> Approved | Denied | None:
+        """The answer for ``call`` (its ``key`` set), or None to ask as usual."""
+        ...
+
+    async def opened(self, id: str, call: ToolCall, reason: str) -> None:
+        """Keep request ``id`` about ``call`` before anyone is told of it."""
+        ...
 
 
 class ApprovalError(HarnessError):
@@ -118,6 +131,9 @@ class Approvals:
         self._attached = 0
         self._change: anyio.Event | None = None
         """Set (and dropped) when a page attaches or detaches."""
+        self.keyed: Keyed | None = None
+        """Answers a keyed call's ask first, while a store is loaded (an approval given
+        before a restart, a call the journal holds); None: nothing does."""
 
     def attach(self) -> Callable[[], None]:
         """Declare a person who sees session-less requests: a console page with its event
@@ -174,6 +190,10 @@ class Approvals:
         with ``request(call, reason)``, the call's own surface) and the timeout. With
         ``question``, a running call's question to a person (:mod:`.questions`): no
         remembered decision answers it, and its answer is not remembered."""
+        if call.key is not None and self.keyed is not None and not question:
+            early = await self.keyed.before(call)
+            if early is not None:
+                return early
         if asker is None and not question:  # remembered decisions answer for this object
             session = holder(call)
             if session is not None and call.name in self._allowed.get(session, ()):
@@ -185,6 +205,9 @@ class Approvals:
                 unanswerable(call, "the caller cannot ask a person and no console page is open")
             )
         request = Request(secrets.token_urlsafe(16), call, reason, question, form)
+        if call.key is not None and self.keyed is not None and not question:
+            with anyio.CancelScope(shield=True):  # kept before anyone can see it
+                await self.keyed.opened(request.id, call, reason)
         self._open[request.id] = request
         fields = request.to_dict()
         del fields["display"]
@@ -272,6 +295,17 @@ class Approvals:
         if isinstance(decided, Denied) and decided.reason and "no answer within" in decided.reason:
             return Answer("cancel", reason=decided.reason)
         return Answer("decline")
+
+    def revive(self, id: str, call: ToolCall, reason: str) -> Request:
+        """Open request ``id`` again: a keyed call that was waiting for it when its process
+        died (the store keeps them). It is listed and announced as before; nobody waits on
+        it here: the caller (the store) does, and runs the call once it is allowed."""
+        request = Request(id, call, reason)
+        self._open[id] = request
+        fields = request.to_dict()
+        del fields["display"]
+        self._emit("approval/request", fields)
+        return request
 
     def pending(self) -> list[dict[str, Any]]:
         """The open requests, oldest first: ``{id, call_id, session, name, args, reason,

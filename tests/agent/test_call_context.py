@@ -4,6 +4,7 @@ sample the agent's own model, read roots, report progress and log, as session ev
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -308,3 +309,14 @@ async def test_the_last_report_of_a_burst_reaches_readers_while_the_call_waits(
     assert shown[0] == 1
     assert shown[-1] == 50
     assert len(shown) < 50
+
+
+async def test_roots_naming_no_folder_are_warned_about(
+    tmp_path: Path, server: ScriptedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="harness.agent"):
+        async with Host(project(tmp_path, server, roots=["nowhere"])):
+            pass
+    assert f"the agent's roots name nowhere, which is not a folder (relative to {tmp_path})" in (
+        caplog.text
+    )

@@ -60,8 +60,29 @@ async def summarize(text: str, ctx: CallContext) -> str:
     return (await ctx.sample(text, max_tokens=20)).text
 
 
+@tool
+async def size(ctx: CallContext) -> str:
+    """Ask for a size among titled choices."""
+    answer = await ctx.ask(
+        "Which size?",
+        {
+            "type": "object",
+            "properties": {
+                "tier": {
+                    "type": "string",
+                    "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+                },
+                "zone": {"type": "string", "enum": ["a", "b"], "enumNames": ["Zone A", "Zone B"]},
+                "extras": {"type": "array", "items": {"type": "string", "enum": ["gpu", "ssd"]}},
+            },
+            "required": ["tier", "zone"],
+        },
+    )
+    return f"{answer.action} {answer.content}"
+
+
 def apply(ctx):
-    for made in (deploy, where, summarize):
+    for made in (deploy, where, summarize, size):
         ctx.tools.register(made)
 '''
 
@@ -163,6 +184,24 @@ def test_harness_call_draws_a_bar_and_asks_on_a_terminal_even_with_yes(tmp_path:
         at = term.expect("note:", at)
         term.send("\r")  # optional: left out
         term.expect("deployed db to eu x1 canary=False note=None via cli", at)
+        assert term.close() == 0
+    finally:
+        term.kill()
+
+
+def test_harness_call_offers_titled_choices_by_number_or_title(tmp_path: Path) -> None:
+    config = project(tmp_path)
+    term = Terminal(["-c", str(config), "call", "size"], tmp_path)
+    try:
+        at = term.expect("tier [1) Small  2) Large] (required):")
+        term.send("Large\r")
+        at = term.expect("zone [1) Zone A  2) Zone B] (required):", at)
+        term.send("3\r")
+        at = term.expect("choose 1 to 2, or one of the values listed", at)
+        term.send("1\r")
+        at = term.expect("extras [1) gpu  2) ssd] (several: 1,2):", at)
+        term.send("2, gpu\r")
+        term.expect("accept {'tier': 'l', 'zone': 'a', 'extras': ['ssd', 'gpu']}", at)
         assert term.close() == 0
     finally:
         term.kill()

@@ -62,8 +62,17 @@ def install() -> Suite:
 
 def server_scenarios(suite: Suite, era: str) -> list[str]:
     """The server scenarios the suite scores for ``era``, in the suite's order."""
+    return _scenarios(suite, era, "server")
+
+
+def client_scenarios(suite: Suite, era: str) -> list[str]:
+    """The client scenarios the suite scores for ``era``, in the suite's order."""
+    return _scenarios(suite, era, "client")
+
+
+def _scenarios(suite: Suite, era: str, side: str) -> list[str]:
     listed = subprocess.run(
-        suite.command("list", "--server", "--requirements", era),
+        suite.command("list", f"--{side}", "--requirements", era),
         capture_output=True,
         text=True,
         timeout=120,
@@ -72,14 +81,14 @@ def server_scenarios(suite: Suite, era: str) -> list[str]:
     scenarios: list[str] = []
     section = False
     for line in listed.splitlines():
-        if line.startswith("Server scenarios"):
+        if line.startswith(f"{side.capitalize()} scenarios"):
             section = True
         elif section and not line.strip():
             break
         elif section and (found := re.match(r"\s+- (\S+)$", line)):
             scenarios.append(found.group(1))
     if not scenarios:
-        raise SuiteUnavailable(f"the suite listed no server scenarios for {era}: {listed[-500:]}")
+        raise SuiteUnavailable(f"the suite listed no {side} scenarios for {era}: {listed[-500:]}")
     return scenarios
 
 
@@ -99,18 +108,25 @@ class Outcome:
 
 def run_server_scenario(suite: Suite, era: str, scenario: str, url: str) -> Outcome:
     """Run one server scenario at ``era``'s wire against the MCP endpoint ``url``."""
+    return _run(suite, scenario, "server", "--url", url, "--spec-version", era)
+
+
+def run_client_scenario(suite: Suite, era: str, scenario: str, command: str) -> Outcome:
+    """Run one client scenario at ``era``'s wire; the suite runs ``command URL``."""
+    return _run(suite, scenario, "client", "--command", command, "--spec-version", era)
+
+
+def _run(suite: Suite, scenario: str, *args: str) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="conformance-") as out:
         done = subprocess.run(
-            suite.command(
-                "server", "--url", url, "--spec-version", era, "--scenario", scenario, "-o", out
-            ),
+            suite.command(*args, "--scenario", scenario, "-o", out),
             capture_output=True,
             text=True,
             timeout=300,
             check=False,
         )
         checks: list[dict[str, object]] = []
-        for found in Path(out).glob("*/checks.json"):
+        for found in Path(out).rglob("checks.json"):
             checks.extend(json.loads(found.read_text()))
     failures = tuple(
         f"{check.get('id')}: {check.get('errorMessage') or check.get('status')}"

@@ -10,7 +10,7 @@ import contextlib
 import os
 import shutil
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,12 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from ..helpers import write
+from ..helpers import ROOT, write
 from ..processes import start_harness_run, stop
 
 pytestmark = pytest.mark.anyio
 HERE = Path(__file__).parent
-Call = Callable[[str, int, str], Awaitable[tuple[bool, str]]]
+Call = Callable[[str, int, str], Coroutine[Any, Any, tuple[bool, str]]]
 """``(tool, amount, key)`` → (whether it failed, its text)."""
 
 
@@ -34,8 +34,14 @@ def anyio_backend() -> str:
     return "asyncio"  # the SDK's HTTP client runs on asyncio
 
 
-def project(folder: Path, url: str = "sqlite:///.harness/harness.db") -> Path:
+def project(folder: Path, url: str = "sqlite:///.harness/harness.db", ask: bool = False) -> Path:
+    """A project with the store at ``url`` and the effect tools (``ask``: charge asks for
+    approval first)."""
     shutil.copyfile(HERE / "effects_plugin.py", folder / "effects_plugin.py")
+    policy = f"""
+          - id: policy
+            name: {ROOT / "plugins" / "policy.py"}
+            config: {{ rules: {{ charge: ask }} }}"""
     write(
         folder / "cordis.yml",
         f"""
@@ -46,7 +52,7 @@ def project(folder: Path, url: str = "sqlite:///.harness/harness.db") -> Path:
             name: harness:store
             config: {{ url: "{url}" }}
           - id: effects
-            name: ./effects_plugin.py
+            name: ./effects_plugin.py{policy if ask else ""}
         """,
     )
     return folder

@@ -36,7 +36,7 @@ function kindOf(node) {
 
 function label(node) {
   const kind = kindOf(node);
-  if (kind === "const") return JSON.stringify(node.const);
+  if (kind === "const") return node.title ?? JSON.stringify(node.const);
   if (kind === "enum") return "one of " + node.enum.map((v) => JSON.stringify(v)).join(", ");
   return node.title || kind;
 }
