@@ -125,6 +125,11 @@ class SqliteDatabase(Database):
                 file.unlink()  # its owner is gone for good: tidy its lock away
             return False
 
+    async def protect(self) -> None:
+        for suffix in ("", "-wal", "-shm"):  # a secret is in the journal files too
+            with contextlib.suppress(FileNotFoundError):
+                self.path.with_name(self.path.name + suffix).chmod(0o600)
+
     async def close(self) -> None:
         self._fast.close()
         with self._slow_lock:
