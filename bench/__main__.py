@@ -9,8 +9,8 @@ import sys
 import anyio
 
 ALL = [
-    *("events", "tools", "loader", "reload", "reload_http", "mcp", "mcp_http", "web"),
-    *("gateway", "agent", "sessions", "progress"),
+    *("events", "tools", "context", "loader", "reload", "reload_http", "mcp", "mcp_http"),
+    *("mcp_branches", "web", "gateway", "gateway_flood", "agent", "sessions", "progress"),
     *("code", "code_value", "code_waits", "code_start"),
     "store",  # the journal per call (SQLite, PostgreSQL) and its two-minute fault test
     "executor",  # last: its Ray cluster would weigh on the others while it runs

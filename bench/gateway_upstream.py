@@ -1,5 +1,6 @@
-"""The upstream of the gateway benchmark, built with the official SDK: one quick tool, and two
-hostile ones for the attack row (a huge result, a flood of ``tools/list_changed``).
+"""The upstream of the gateway benchmark, built with the official SDK: one quick tool, and
+hostile ones for the attack rows (a huge result, a flood of ``tools/list_changed``, a flood
+of progress and log notifications).
 
 ``python -m bench.gateway_upstream stdio`` or ``... http PORT``.
 """
@@ -29,6 +30,14 @@ async def flood(ctx: Context, count: int) -> str:
     for _ in range(count):
         await ctx.session.send_tool_list_changed()
     return "flooded"
+
+
+@server.tool(description="Report progress and log `count` times each, then answer.")
+async def chatter(ctx: Context, count: int) -> str:
+    for index in range(count):
+        await ctx.report_progress(index + 1, count)
+        await ctx.info(f"chatter {index}")
+    return "chattered"
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Upstream tools as registry tools of their entry, kept in step with the server's list.
 
 A mounted tool's body forwards its call upstream (:meth:`Mount.call`); its answer comes back
-through :mod:`.results`, questions the server asks meanwhile through :mod:`.elicitation`.
+through :mod:`.results`; the server's progress, logs and requests meanwhile go to the call's
+context through :mod:`.callers`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from ..context import Context
 from ..errors import ContextDisposed, ToolConflict
 from ..tools.call_context import CallContext
 from ..tools.definition import ToolAnnotations, ToolDefinition
+from .callers import Callers, Progress
 from .config import GatewayConfig
-from .elicitation import Elicitations
 from .failures import TooLarge, Unavailable
 from .names import mount_name, selected
 from .results import Invalid, Reply, UpstreamToolError, check_output, convert, render
@@ -48,7 +49,7 @@ class Mount:
         """Upstream tools not mounted, with why (bad schema, name collision, ...)."""
         self.notes: dict[str, str] = {}
         """Mounted tools (registry name) changed on the way in (a description cut), with why."""
-        self.elicitations = Elicitations(ctx, connection.label)
+        self.callers = Callers(connection.label, config.elicitation)
 
     # -- the registry ----------------------------------------------------------------------
 
@@ -167,14 +168,16 @@ class Mount:
         self, name: str, upstream: str, args: dict[str, Any], call: CallContext | None = None
     ) -> Reply | Invalid:
         """Forward one validated call upstream (the local pipeline has run already); the
-        server's questions meanwhile go to the person behind ``call``."""
-        if self.config.elicitation != "decline" and call is not None:
-            return await self.elicitations.during(call, partial(self._forward, upstream, args))
+        server's progress, logs and requests meanwhile go to ``call``'s caller."""
+        if call is not None:
+            return await self.callers.during(call, partial(self._forward, upstream, args))
         return await self._forward(upstream, args)
 
-    async def _forward(self, upstream: str, args: dict[str, Any]) -> Reply | Invalid:
+    async def _forward(
+        self, upstream: str, args: dict[str, Any], progress: Progress | None = None
+    ) -> Reply | Invalid:
         try:
-            result = await self.connection.call(upstream, args)
+            result = await self.connection.call(upstream, args, progress)
         except (Unavailable, TooLarge) as exc:
             raise UpstreamToolError(str(exc)) from None
         except MCPError as exc:
@@ -187,13 +190,6 @@ class Mount:
             return Invalid(str(exc))
         value, blocks = convert(result, self.config.max_result_bytes)
         return Reply(value, blocks)
-
-    async def elicit(self, params: types.ElicitRequestParams) -> types.ElicitResult:
-        """An upstream elicitation (see :mod:`.elicitation`); declined unasked where the
-        entry says ``elicitation: decline``."""
-        if self.config.elicitation == "decline":
-            return types.ElicitResult(action="decline")
-        return await self.elicitations.elicit(params)
 
 
 def _fingerprint(tool: types.Tool) -> str:

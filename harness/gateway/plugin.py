@@ -99,7 +99,7 @@ async def apply(ctx: Context, config: GatewayConfig) -> None:
         raise PluginError(f"{label}: {why}; {_schedule(fiber, state, config)}")
     prefix = config.prefix if config.prefix is not None else default_prefix(fiber.name)
     mount = Mount(ctx, connection, config, prefix)
-    connection.elicit = mount.elicit
+    connection.callers = mount.callers
     mount.sync(connection.tools)
     connection.on_tools = mount.sync
     state.connected_at = anyio.current_time()

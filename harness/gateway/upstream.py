@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -30,6 +30,7 @@ from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
+from .callers import Callers, Progress
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
@@ -39,7 +40,6 @@ from .tokens import TokenRecord
 from .transport import Transport
 from .watch import WatchedStream
 
-ElicitFn = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 LIST_PAGES = 100
 """tools/list pages read at most (a server that paginates forever cannot hang harness)."""
 RELIST_INTERVAL = 0.5
@@ -79,7 +79,8 @@ class Connection:
         """The protocol version the handshake settled on (:mod:`.handshake`)."""
         self.on_tools: Callable[[list[types.Tool]], None] | None = None
         self.on_lost: Callable[[str], None] | None = None
-        self.elicit: ElicitFn | None = None
+        self.callers: Callers | None = None
+        """Where the server's progress, logs and requests go: the running call's caller."""
         self.dropped = 0
         """Notifications dropped by the flood bound."""
         self.caps = Caps(config.max_result_bytes, config.max_list_bytes)
@@ -109,6 +110,8 @@ class Connection:
                     cache=None,
                     message_handler=self._on_message,
                     elicitation_callback=self._on_elicit,
+                    sampling_callback=self._on_sample,
+                    list_roots_callback=self._on_roots,
                     logging_callback=self._on_log,
                     client_info=types.Implementation(name="harness", version=_version()),
                 ) as client:
@@ -190,13 +193,16 @@ class Connection:
 
     # -- calls -----------------------------------------------------------------------------
 
-    async def call(self, name: str, args: dict[str, Any]) -> types.CallToolResult:
-        """Call upstream tool ``name``; raise :class:`Unavailable` when not connected."""
+    async def call(
+        self, name: str, args: dict[str, Any], progress: Progress | None = None
+    ) -> types.CallToolResult:
+        """Call upstream tool ``name`` (its progress to ``progress``); raise
+        :class:`Unavailable` when not connected."""
         client = self.client
         if client is None:
             raise Unavailable(f"{self.label} is not connected: {self.failure or 'starting'}")
         try:
-            return await client.call_tool(name, args)
+            return await client.call_tool(name, args, progress_callback=progress)
         except MCPError as exc:
             cut = cut_reason(exc.error.message)
             if cut is not None:
@@ -252,14 +258,29 @@ class Connection:
             self.logger.warning("%s: %s", self.label, message)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        self.logger.info("%s logs (%s): %s", self.label, params.level, short(params.data))
+        if self.callers is None or not await self.callers.log(params):
+            self.logger.info("%s logs (%s): %s", self.label, params.level, short(params.data))
 
     async def _on_elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
-        if self.elicit is None:
+        if self.callers is None:
             return types.ElicitResult(action="decline")
-        return await self.elicit(params)
+        return await self.callers.elicit(params)
+
+    async def _on_sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        if self.callers is None:
+            return types.ErrorData(code=types.INVALID_REQUEST, message="no call is running")
+        return await self.callers.sample(params)
+
+    async def _on_roots(
+        self, context: ClientRequestContext
+    ) -> types.ListRootsResult | types.ErrorData:
+        if self.callers is None:
+            return types.ListRootsResult(roots=[])
+        return await self.callers.roots()
 
     # -- messages --------------------------------------------------------------------------
 

@@ -92,8 +92,14 @@ class SqliteDatabase(Database):
 
     def _hold(self) -> None:
         self._owners.mkdir(exist_ok=True)
-        lock = (self._owners / f"{self.owner}.lock").open("wb")
+        for stale in self._owners.glob("*.lock"):  # the locks of processes that died
+            _tidy(stale)
+        # locked under a name no one looks at, then named: never seen unlocked (a tidy by
+        # another process would take an unlocked file for a dead owner's)
+        making = self._owners / f"{self.owner}.making"
+        lock = making.open("wb")
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        making.rename(self._owners / f"{self.owner}.lock")
         self._lock = lock
 
     async def run(self, operation: Callable[[Any], T]) -> T:
@@ -111,19 +117,7 @@ class SqliteDatabase(Database):
     async def is_alive(self, owner: str) -> bool:
         if owner == self.owner:
             return True
-        file = self._owners / f"{owner}.lock"
-        try:
-            handle = file.open("rb")
-        except FileNotFoundError:
-            return False
-        with handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            with contextlib.suppress(FileNotFoundError):
-                file.unlink()  # its owner is gone for good: tidy its lock away
-            return False
+        return not _tidy(self._owners / f"{owner}.lock")
 
     async def protect(self) -> None:
         for suffix in ("", "-wal", "-shm"):  # a secret is in the journal files too
@@ -137,8 +131,24 @@ class SqliteDatabase(Database):
         if self._lock is not None:
             lock, self._lock = self._lock, None
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(lock.name)
+                os.unlink(self._owners / f"{self.owner}.lock")
             lock.close()
+
+
+def _tidy(file: Path) -> bool:
+    """Remove an owner's lock file if its process is gone; whether it is (or was) gone."""
+    try:
+        handle = file.open("rb")
+    except FileNotFoundError:
+        return True
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            file.unlink()  # its owner is gone for good
+        return True
 
 
 def _connect(path: Path, timeout: float) -> sqlite3.Connection:

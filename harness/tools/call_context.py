@@ -40,10 +40,10 @@ from .inputs import (
     answer_of,
     form_schema,
 )
+from .pace import Pace
 
 if TYPE_CHECKING:
     from .calls import ToolCall
-    from .pace import Pace
 
 __all__ = ["LEVELS", "CallContext", "Client", "Surface"]
 
@@ -195,6 +195,7 @@ class CallContext:
         "__weakref__",
         "call",
         "client",
+        "limits",
         "pace",
         "parent",
         "recorded",
@@ -234,7 +235,10 @@ class CallContext:
         self.tools = tools
         """The tools service running the call (set by the kernel)."""
         self.pace: Pace | None = None
-        """The running body's deadline (total and idle), when it has one."""
+        """The running body's deadline (total and idle), once made (see :meth:`paced`)."""
+        self.limits: tuple[float | None, float | None, float] | None = None
+        """The running body's ``(total, idle, began)`` when it has a limit (set by the
+        kernel); its :attr:`pace` is made from them when first needed."""
         call.context = self
 
     def child(self, call: ToolCall, surface: Surface = "code") -> CallContext:
@@ -266,7 +270,17 @@ class CallContext:
 
     def time_left(self) -> float | None:
         """Seconds until the call's deadline (None: no limit), not counting waits for answers."""
-        return None if self.pace is None else self.pace.left()
+        pace = self.paced()
+        return None if pace is None else pace.left()
+
+    def paced(self) -> Pace | None:
+        """The running body's deadline (None: it has no limit), made at its first need: a
+        body that returns without suspending, reporting or asking never needs one."""
+        pace = self.pace
+        if pace is None and self.limits is not None:
+            total, idle, began = self.limits
+            pace = self.pace = Pace(total, idle, began)
+        return pace
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -289,7 +303,7 @@ class CallContext:
                     f"asked for {sorted(answered)}: code before an input must be repeatable"
                 )
             del self.recorded[self.used :]  # the latest answers lack some of these: ask again
-        pace = self.pace
+        pace = self.paced()
         if pace is not None:
             pace.pause()
         try:
@@ -350,8 +364,9 @@ class CallContext:
         the ``idle`` timeout."""
         if not _number(done) or (total is not None and not _number(total)):
             raise ValueError(f"progress takes finite numbers, got {done!r} of {total!r}")
-        if self.pace is not None:
-            self.pace.touch()
+        pace = self.paced()
+        if pace is not None:
+            pace.touch()
         tools = self.tools
         if tools is not None and "tool/progress" in tools._layers:
             fields = {"id": self.call.id, "done": done, "total": total, "message": message}
@@ -375,6 +390,30 @@ class CallContext:
         if traces.ON:
             traces.log_event(level, message, tools is None or tools.config.trace_content)
         await self.client.log(self, level, message, data)
+
+
+_new = object.__new__
+
+
+def made_by_kernel(call: ToolCall, tools: Any) -> CallContext:
+    """``CallContext(call, tools=tools)``, the Python surface's context, which the kernel
+    makes for a call that entered without one: the same object, made without ``__init__``'s
+    handling of its arguments (this is on the path of every such call of a tool that takes
+    a context; tests/tools/test_call_context.py checks the two agree)."""
+    ctx: CallContext = _new(CallContext)
+    ctx.call = call
+    ctx.surface = "python"
+    ctx.client = NOBODY
+    ctx.session = call.session
+    ctx.parent = None
+    ctx.recorded = []
+    ctx.round = 0
+    ctx.used = 0
+    ctx.tools = tools
+    ctx.pace = None
+    ctx.limits = None
+    call.context = ctx
+    return ctx
 
 
 def _number(value: Any) -> bool:

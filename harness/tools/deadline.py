@@ -33,7 +33,7 @@ from typing import Any
 
 import anyio
 
-from .pace import INF, Pace
+from .pace import INF, Pace, Paced
 
 _monotonic = time.monotonic
 
@@ -60,7 +60,7 @@ def start(
     coro: Coroutine[Any, Any, Any],
     seconds: float | None,
     loop: asyncio.AbstractEventLoop | None,
-    pace: Pace | None = None,
+    paced: Paced | None = None,
 ) -> Any:
     """Run ``coro``'s first step now: the value it returned, or a :class:`Later` if it suspended.
 
@@ -70,16 +70,22 @@ def start(
     nothing is allocated for it, and a body that returns on its first step costs one
     ``send``. What the first step raises propagates.
 
-    With ``pace`` (a body that takes a context, :mod:`.pace`), the deadline is the pace's:
-    ``total`` and ``idle``, moved by progress and paused while the body waits for answers.
+    With ``paced`` (the context of a body that takes one and has a limit, :mod:`.pace`), the
+    deadline is its pace's: ``total`` and ``idle``, moved by progress and paused while the
+    body waits for answers. The pace is made when first needed: by the body's first step
+    (asking, reporting, ``time_left()``), or here when that step suspends; a body that
+    returns on its first step never makes one.
     """
-    if pace is not None:
+    if paced is not None:
         if loop is None:
-            return Later(_paced_scope(coro, pace))
+            return Later(_paced_scope(coro, paced))
         try:
             waiting = coro.send(None)
         except StopIteration as done:
             return done.value
+        pace = paced.paced()
+        if pace is None:  # no limit after all
+            return Later(_untimed(coro, waiting))
         return Later(finish_by(coro, waiting, loop, 0.0, pace))
     if loop is None and seconds is not None:  # trio (no asyncio loop), whose deadlines are
         return Later(_scoped(coro, seconds))  # scopes: entered before the first step
@@ -156,9 +162,12 @@ class CancelOnce:
         return self.task.cancelling() > self.before
 
 
-async def _paced_scope(coro: Coroutine[Any, Any, Any], pace: Pace) -> tuple[Any, bool]:
-    """Trio: the body in a cancel scope whose deadline follows ``pace``."""
+async def _paced_scope(coro: Coroutine[Any, Any, Any], paced: Paced) -> tuple[Any, bool]:
+    """Trio: the body in a cancel scope whose deadline follows ``paced``'s pace."""
     clock = anyio.current_time
+    pace = paced.paced()
+    if pace is None:  # no limit after all
+        return await coro, False
 
     def loop_time(deadline: float) -> float:
         return deadline if deadline == INF else clock() + (deadline - _monotonic())

@@ -28,6 +28,7 @@ import asyncio
 import inspect
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -39,7 +40,7 @@ from ..service import unwrap
 from . import jsonvalue, traces
 from .approval_contract import Approved, Denied, Pending, decide
 from .approval_requests import Approvals
-from .call_context import ApproverClient, CallContext
+from .call_context import ApproverClient, CallContext, made_by_kernel
 from .calls import DEFAULT_TEXT, Ask, Deny, ToolCall, ToolResult
 from .cancel_check import caller_cancelled
 from .deadline import Later, running_loop, start
@@ -47,7 +48,7 @@ from .definition import OutputMismatch, ToolDefinition, unchecked
 from .inputs import InputRequired
 from .journaling import Journal, journal_of
 from .jsonvalue import BIG, is_json
-from .pace import Pace
+from .pace import Paced
 from .render import RenderError, render
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ _log = logging.getLogger("harness.tools")
 STAGES = frozenset(("tools/pre-execute", "tools/execute", "tools/post-execute", "tools/result"))
 """The events whose listeners take a call off the fast branch (no other listener does)."""
 _isfinite = math.isfinite
+_monotonic = time.monotonic
 _get_running_loop = asyncio.get_running_loop
 
 
@@ -129,9 +131,12 @@ async def execute(
             and journal is None
             and (not layers or STAGES.isdisjoint(layers))  # MCP's listeners are elsewhere
         )
+        # a context the kernel makes for the body alone is the call's while it runs, and
+        # unlinked when it ends: no call-context cycle is left for the garbage collector
+        own = fast and ctx is None and tool.takes_context  # type: ignore[union-attr]
         if fast:  # -- the fast branch: no stage has listeners, no gate is closed or held ----
-            if ctx is None and tool.takes_context:  # type: ignore[union-attr]
-                CallContext(call, tools=tools)
+            if own:
+                made_by_kernel(call, tools)
             ran: ToolResult | Awaitable[ToolResult] = innermost(
                 tool, call, tools.config.timeout, loop
             )
@@ -139,7 +144,7 @@ async def execute(
             # policy: a gate its policy left closed while unloaded (a reload of the call's
             # tool, or of a plugin that checks calls, is waited for), then tools/pre-execute
             if ctx is None:  # listeners read call.context
-                ctx = CallContext(call, tools=tools)
+                ctx = made_by_kernel(call, tools)
             if gates.engaged:
                 denial = await gates.admit(call, tools.config.reload_wait)
             if denial is None and "tools/pre-execute" in layers:
@@ -157,6 +162,8 @@ async def execute(
                 else:  # the registry of this moment: a reload may have run meanwhile
                     ran = innermost(await current(tools, call), call, tools.config.timeout, loop)
         result = ran if isinstance(ran, ToolResult) else _checked(await ran, "tools/execute")
+        if own:
+            call.context = None
         if not fast and denial is None and "tools/post-execute" in layers:  # stage 3
             after = bus.waterfall("tools/post-execute", (call, result), partial(_same, result))
             result = _checked(await after, "tools/post-execute")
@@ -210,22 +217,26 @@ def innermost(
     timeout = tool.timeout if tool.timeout is not None else default_timeout
     if body is not None and not tool.is_async:
         return _finish(call, tool, _threaded(body, timeout), timeout)
-    pace = None
-    if tool.takes_context:  # its deadline follows progress and pauses for answers
-        ctx = call.context
-        ctx.restart()  # a body run again (a later input round) takes recorded answers anew
-        if timeout is not None or tool.idle is not None:
-            pace = ctx.pace = Pace(timeout, tool.idle)
-        if body is None:
-            body = partial(tool.execute, args, ctx)
+    paced: CallContext | None = None
     try:
-        started = start(tool.execute(args) if body is None else body(), timeout, loop, pace)
+        if tool.takes_context:  # its deadline follows progress and pauses for answers
+            ctx = call.context
+            if ctx.recorded:  # a body run again (a later input round) takes them anew
+                ctx.restart()
+            else:
+                ctx.used = 0
+            if timeout is not None or tool.idle is not None:  # its Pace is made when needed
+                ctx.pace, ctx.limits, paced = None, (timeout, tool.idle, _monotonic()), ctx
+            coro = tool.execute(args, ctx) if body is None else body()
+        else:
+            coro = tool.execute(args) if body is None else body()
+        started = start(coro, timeout, loop, paced)
     except BaseException as exc:
         if _passes(exc):
             raise
         return _raised(call, exc)
     if type(started) is Later:
-        return _finish(call, tool, started.rest, timeout, pace)
+        return _finish(call, tool, started.rest, timeout, paced)
     return _outcome(call, tool, started)
 
 
@@ -262,7 +273,7 @@ async def _finish(
     tool: ToolDefinition,
     pending: Awaitable[tuple[Any, bool]],
     seconds: float | None,
-    pace: Pace | None = None,
+    paced: Paced | None = None,
 ) -> ToolResult:
     try:
         value, timed_out = await pending
@@ -271,6 +282,7 @@ async def _finish(
             raise
         return _raised(call, exc)
     if timed_out:
+        pace = None if paced is None else paced.paced()
         if pace is not None and pace.idle_out():
             return ToolResult.failure(
                 call, "timeout", f"Tool {call.name} {pace.describe()} and was stopped"

@@ -14,9 +14,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 _monotonic = time.monotonic
 INF = math.inf
+
+
+class Paced(Protocol):
+    """What holds a body's :class:`Pace` and makes it at its first need (a call's context)."""
+
+    def paced(self) -> Pace | None: ...
 
 
 class Pace:

@@ -56,6 +56,7 @@ def tools() -> list[dict[str, Any]]:
         tool("lists", "How many tools/list requests were answered."),
         tool("noise", "A huge notification.", {"size": {"type": "integer"}}),
         tool("stray", "A huge answer to nothing.", {"size": {"type": "integer"}}),
+        tool("chatter", "Progress and logs, many times.", {"count": {"type": "integer"}}),
     ]
     if state["flooded"]:
         listed.append(tool("flooded", "Listed after a flood."))
@@ -107,6 +108,16 @@ def answer(message: dict[str, Any], notify: Callable[[dict[str, Any]], None]) ->
         size = int(args.get("size", 0))
         notify({"jsonrpc": "2.0", "id": 987654, "result": {"text": "s" * size}})
         return text_result("after the stray")
+    if name == "chatter":  # `count` progress notifications and `count` logs, at once
+        token = (params.get("_meta") or {}).get("progressToken")
+        count = int(args.get("count", 0))
+        for index in range(count):
+            if token is not None:
+                progress = {"progressToken": token, "progress": index + 1, "total": count}
+                notify({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress})
+            log = {"level": "info", "data": f"chatter {index}"}
+            notify({"jsonrpc": "2.0", "method": "notifications/message", "params": log})
+        return text_result("chattered")
     if name == "flood":  # in batches of 50, spread over `seconds`
         count = int(args.get("count", 0))
         began = time.monotonic()
@@ -172,7 +183,7 @@ def serve_stdio() -> None:
             except BrokenPipeError:
                 return
             continue
-        if message["method"] == "tools/call" and params.get("name") == "flood":
+        if message["method"] == "tools/call" and params.get("name") in ("flood", "chatter"):
             # in a thread: tools/list requests are answered while the flood goes on
             threading.Thread(target=reply, args=(message,), daemon=True).start()
             continue

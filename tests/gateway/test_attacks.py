@@ -3,14 +3,17 @@ without bound: the caps apply while reading (stdio and streamable HTTP), re-list
 
 from __future__ import annotations
 
+import statistics
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from harness import Host
+from harness import CallContext, Client, Host, ToolCall, define_tool
 from harness.fiber import FiberState
 from harness.gateway.plugin import supervision
 
@@ -143,3 +146,69 @@ async def test_a_compressed_http_answer_is_refused(tmp_path: Path, http_url: str
         assert packed.code == "tool_error"
         assert packed.error is not None
         assert "the server compressed its answer, which harness did not ask for" in packed.error
+
+
+class Counting(Client):
+    """A caller that counts the progress and logs it is shown."""
+
+    def __init__(self) -> None:
+        super().__init__("client-counting")
+        self.reports = 0
+        self.logs = 0
+
+    async def progress(
+        self, ctx: CallContext, done: float, total: float | None, message: str | None
+    ) -> None:
+        self.reports += 1
+
+    async def log(self, ctx: CallContext, level: str, message: str, data: dict[str, Any]) -> None:
+        self.logs += 1
+
+
+async def _tick(args: dict[str, Any]) -> int:
+    await anyio.lowlevel.checkpoint()  # a pass through the event loop, where the flood is read
+    return 1
+
+
+async def test_a_flood_of_progress_and_logs_reaches_the_caller_bounded(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [hostile(include=["chatter"], timeout=120)])
+    async with Host(config) as host:
+        host.tools.register(define_tool(name="tick", description="Tick", execute=_tick))
+
+        async def local_calls(count: int) -> list[float]:
+            took = []
+            for index in range(count):
+                began = time.perf_counter()
+                result = await host.tools.execute({"id": f"t{index}", "name": "tick"})
+                took.append(time.perf_counter() - began)
+                assert result.ok, result.error
+            return took
+
+        baseline = statistics.median(await local_calls(300))
+        caller = Counting()
+        request = ToolCall("chatter", "up_chatter", {"count": 20_000})
+        CallContext(request, "mcp", caller)
+        during: list[float] = []
+        done = anyio.Event()
+        outcome: list[Any] = []
+
+        async def chatter() -> None:
+            outcome.append(await host.tools.execute(request))
+            done.set()
+
+        began = time.perf_counter()
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                group.start_soon(chatter)
+                while not done.is_set() or len(during) < 300:
+                    during.extend(await local_calls(10))
+        lasted = time.perf_counter() - began
+    (result,) = outcome
+    assert text_of(result) == "chattered"
+    # 40 000 notifications sent; the caller is shown at most max_notifications (50) a second
+    shown = caller.reports + caller.logs
+    assert caller.reports > 0
+    assert caller.logs > 0
+    assert shown <= 50 * (lasted + 1), (shown, lasted)
+    # local calls keep pace (a generous bound: twice the quiet median, at least 1 ms)
+    assert statistics.median(during) <= 2 * max(baseline, 0.001), (baseline, during)

@@ -133,3 +133,22 @@ async def test_a_call_cancelled_inside_its_body_is_cut_off(
     assert again.code == repeated
     # charge's effect may have happened: not run again; reserve (idempotent) runs again
     assert effects.lines == [f"{tool} 4"] * (1 if repeated else 2)
+
+
+async def test_opening_a_store_tidies_the_locks_of_dead_processes(tmp_path: Path) -> None:
+    path = tmp_path / "harness.db"
+    owners = tmp_path / "harness.db.owners"
+    owners.mkdir()
+    (owners / "12345.lock").touch()  # left by a process killed with -9: nobody holds it
+    database = await SqliteDatabase.open(path, 1.0)
+    try:
+        assert sorted(file.name for file in owners.iterdir()) == [f"{database.owner}.lock"]
+        other = await SqliteDatabase.open(path, 1.0)  # a live one's lock stays
+        assert await other.is_alive(database.owner)
+        assert sorted(file.name for file in owners.iterdir()) == sorted(
+            [f"{database.owner}.lock", f"{other.owner}.lock"]
+        )
+        await other.close()
+    finally:
+        await database.close()
+    assert list(owners.iterdir()) == []

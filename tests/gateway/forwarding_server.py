@@ -1,0 +1,61 @@
+"""An MCP server built with the official SDK (not harness) whose tools report progress, log,
+and ask the client for a form, a completion and its roots while they run: a real upstream
+for the gateway's forwarding (DESIGN §12). Run as ``python forwarding_server.py``."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import SamplingMessage, TextContent
+from pydantic import BaseModel, Field
+
+server = MCPServer("forwarding-upstream")
+
+
+class Confirm(BaseModel):
+    ok: bool = Field(description="Go ahead?")
+
+
+@server.tool(description="Work in steps, reporting progress and logging each one.")
+async def work(ctx: Context, steps: int) -> str:
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step}")
+        await ctx.info(f"worked step {step}")
+    await ctx.warning({"done": steps})
+    return "worked"
+
+
+@server.tool(description="Ask the client's user to confirm.")
+async def confirm(ctx: Context) -> str:
+    answer = await ctx.elicit("Really do it?", Confirm)
+    data = getattr(answer, "data", None)
+    return f"{answer.action}:{getattr(data, 'ok', None)}"
+
+
+@server.tool(description="Ask the client's model for a completion.")
+async def ask_model(ctx: Context, prompt: str) -> str:
+    try:
+        result = await ctx.session.create_message(
+            [SamplingMessage(role="user", content=TextContent(type="text", text=prompt))],
+            max_tokens=50,
+            system_prompt="Answer in one word.",
+            temperature=0.5,
+        )
+    except MCPError as exc:
+        return f"error: {exc.error.message}"
+    content = result.content
+    text = content.text if isinstance(content, TextContent) else str(content)
+    return f"{result.model}: {text}"
+
+
+@server.tool(description="The client's roots.")
+async def roots(ctx: Context) -> str:
+    try:
+        listed = await ctx.session.list_roots()
+    except MCPError as exc:
+        return f"error: {exc.error.message}"
+    return " ".join(f"{root.name}={root.uri}" for root in listed.roots) or "none"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
