@@ -131,6 +131,12 @@ async def _line(question: str) -> str | None:
 @click.argument("args_json", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the ToolResult as JSON.")
 @click.option("--yes", "-y", is_flag=True, help="Approve calls that ask for approval.")
+@click.option(
+    "--key",
+    default=None,
+    help="An idempotency key: with harness:store loaded, a repeat of the key is answered "
+    "from the call journal instead of running again (docs/store.md).",
+)
 @click.pass_context
 def call(
     ctx: click.Context,
@@ -139,6 +145,7 @@ def call(
     args_json: str | None,
     as_json: bool,
     yes: bool,
+    key: str | None,
     **shared: Any,
 ) -> None:
     """Run one call NAME [ARGS_JSON] through the full pipeline; exit 1 if it fails."""
@@ -151,7 +158,7 @@ def call(
     async def main() -> ToolResult:
         async with options.host() as host:
             report_failures(host.status(), host.problems())
-            call = ToolCall("cli", name, args_json if args_json is not None else {})
+            call = ToolCall("cli", name, args_json if args_json is not None else {}, key=key)
             # the terminal decides this call's approvals, even beside an agent's broker
             CallContext(call, "cli", CliClient(approval, host.ctx.base_dir, bars))
             try:

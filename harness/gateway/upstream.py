@@ -37,6 +37,7 @@ from .failures import TooLarge, Unavailable, explain, short, transport_error, un
 from .handshake import connect
 from .primitives import Listed, list_primitives
 from .stdio import UNREADABLE_CODE
+from .tokens import TokenRecord
 from .transport import Transport
 from .watch import WatchedStream
 
@@ -63,6 +64,7 @@ class Connection:
         base_dir: Path,
         logger: logging.Logger,
         entry: str = "",
+        tokens: TokenRecord | None = None,
     ) -> None:
         self.config = config
         self.label = label
@@ -96,7 +98,7 @@ class Connection:
         self._relist = False
         self._lost: str | None = None
         self._stopping = False
-        self._transport = Transport(config, base_dir, self.caps, logger, label, entry)
+        self._transport = Transport(config, base_dir, self.caps, logger, label, entry, tokens)
 
     # -- lifecycle -------------------------------------------------------------------------
 

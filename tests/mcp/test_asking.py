@@ -231,6 +231,22 @@ async def test_a_tool_asks_samples_reads_roots_reports_progress_and_logs(
     assert {"message": "roll out api", "data": {"step": 3}} in [e.data for e in person.logs]
 
 
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("level", ["debug", "warning"])
+async def test_a_handshake_era_client_chooses_its_log_level(
+    level: str, project: Path, served: str
+) -> None:
+    person = Person()
+    async with connect("http", "legacy", project, served, person) as client:
+        await client.set_logging_level(level)  # type: ignore[arg-type]
+        result = await client.call_tool("deploy", {"service": "api"})
+    assert result.is_error is False, result.content
+    if level == "debug":  # below info: the debug entry comes too
+        assert [entry.level for entry in person.logs] == ["debug", "info", "info", "info"]
+    else:  # above info: none of the tool's entries
+        assert person.logs == []
+
+
 @pytest.mark.parametrize("action", ["accept", "decline", "cancel"])
 @pytest.mark.parametrize("era", ERAS)
 async def test_accept_decline_and_cancel_reach_the_tool(
