@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sqlite3
 import tempfile
 import time
@@ -107,6 +108,7 @@ def main() -> None:
     except BaseException as exc:  # what trio meets is the point
         print(f"async workflow under trio: {type(exc).__name__}: {exc}")
     DBOS.destroy()
+    shutil.rmtree(FOLDER, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -51,17 +51,20 @@ def auth(
             raise AuthProblem(str(plan.errors[0]))
         config = entry_config(entry_id, plan.name, plan.config)
         base_dir = loaded.file.parent
+        stores = [p for p in loaded.plans if p.name == "harness:store" and p.enabled]
+        store = (stores[0].config or {}) if stores else None
     except (AuthProblem, ConfigError) as exc:
         fail(exc, 2, options.debug)
     try:
-        asked = anyio.run(authorise, config, entry_id, base_dir, show, not no_browser, timeout)
+        asked, where = anyio.run(
+            authorise, config, entry_id, base_dir, show, not no_browser, timeout, store
+        )
     except Exception as exc:
         problem = AuthProblem(f"entry {entry_id!r}: authorisation failed: {_reason(exc)}")
         problem.__cause__ = exc  # shown under --debug
         fail(problem, 1, options.debug)
-    tokens = base_dir / ".harness" / "oauth" / f"{entry_id}.json"
     state = "is authorised" if asked else "needed no authorisation"
-    click.echo(f"entry {entry_id!r} {state}; its tokens are in {tokens}")
+    click.echo(f"entry {entry_id!r} {state}; its tokens are in {where}")
 
 
 def _reason(exc: BaseException) -> str:

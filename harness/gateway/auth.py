@@ -5,18 +5,19 @@ discovers the server's authorisation server, registers a client (dynamic registr
 the ``client_id`` configured), and runs the authorisation-code flow with PKCE; it refreshes
 an expired token with the refresh token. harness adds three things:
 
-- Where the tokens live: :class:`TokenFile`, one file per entry under
-  ``.harness/oauth/`` beside cordis.yml, readable by its owner only (0600), written whole
-  (a new file moved into place). Tokens are never logged.
+- Where the tokens live (:mod:`.tokens`): in the store when ``harness:store`` is loaded,
+  else in one file per entry under ``.harness/oauth/`` beside cordis.yml; readable by
+  their owner only (0600) either way, and never logged.
 - When they are refreshed: before they expire. The SDK keeps a token until its expiry
   passes, and after a restart it cannot know the expiry at all (the stored ``expires_in``
   counts from when it was issued); :class:`EntryOAuth` keeps the absolute expiry beside
-  the token and refreshes once less than :func:`margin` is left, across restarts too.
-- Who sees the browser: only ``harness auth ID`` (:mod:`harness.cli.auth`) runs the flow's
+  the token and refreshes once less than :func:`~.tokens.margin` is left, across restarts
+  too.
+- Who sees the browser: only ``harness auth ID`` (:mod:`.authorise`) runs the flow's
   browser step. A running harness that would need it fails the entry with
   :class:`AuthorisationNeeded` instead, which says to run ``harness auth ID``. When that
-  happens on a step-up (a 403 asking for more scope), the scope it needed is kept in the
-  file, and ``harness auth`` asks for it too.
+  happens on a step-up (a 403 asking for more scope), the scope it needed is kept with the
+  tokens, and ``harness auth`` asks for it too.
 
 ``EntryOAuth`` overrides four private steps of the SDK's provider (pinned: SDK 2.3;
 ``tests/gateway/test_oauth.py`` fails by name when they change).
@@ -24,14 +25,10 @@ an expired token with the refresh token. harness adds three things:
 
 from __future__ import annotations
 
-import json
-import os
-import time
+import logging
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import union_scopes
@@ -39,12 +36,10 @@ from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
-    OAuthToken,
 )
 
 from .config import GatewayConfig
-
-TOKENS_FOLDER = Path(".harness") / "oauth"
+from .tokens import TokenRecord
 
 
 class AuthorisationNeeded(Exception):
@@ -58,122 +53,52 @@ class AuthorisationNeeded(Exception):
         )
 
 
-def margin(lifetime: float) -> float:
-    """How long before its expiry a token of ``lifetime`` seconds is refreshed."""
-    return min(60.0, lifetime / 2)
-
-
-class TokenFile:
-    """One entry's tokens and client registration, in a 0600 JSON file (the SDK's
-    ``TokenStorage``)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    @classmethod
-    def of(cls, base_dir: Path, entry: str) -> TokenFile:
-        """The token file of entry ``entry`` of the project in ``base_dir``."""
-        return cls(base_dir / TOKENS_FOLDER / f"{entry}.json")
-
-    def read(self) -> dict[str, Any]:
-        """What the file holds ({} when there is none, or it cannot be read)."""
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def write(self, data: dict[str, Any]) -> None:
-        """Replace the file's content, readable and writable by its owner only."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        partial = self.path.with_suffix(".partial")
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as file:
-            json.dump(data, file)
-        os.chmod(partial, 0o600)  # an existing file keeps its mode through O_CREAT
-        os.replace(partial, self.path)
-
-    def refresh_at(self) -> float | None:
-        """When the stored access token is due for a refresh (None: it does not expire)."""
-        data = self.read()
-        expires_at, lifetime = data.get("expires_at"), data.get("lifetime")
-        if not isinstance(expires_at, int | float) or not isinstance(lifetime, int | float):
-            return None
-        return float(expires_at) - margin(float(lifetime))
-
-    async def get_tokens(self) -> OAuthToken | None:
-        tokens = (await anyio.to_thread.run_sync(self.read)).get("tokens")
-        return OAuthToken.model_validate(tokens) if tokens else None
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        def save() -> None:
-            data = self.read()
-            data["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
-            if tokens.expires_in is not None:
-                data["expires_at"] = time.time() + tokens.expires_in
-                data["lifetime"] = tokens.expires_in
-            else:
-                data.pop("expires_at", None)
-                data.pop("lifetime", None)
-            self.write(data)
-
-        await anyio.to_thread.run_sync(save)
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        client = (await anyio.to_thread.run_sync(self.read)).get("client")
-        return OAuthClientInformationFull.model_validate(client) if client else None
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        def save() -> None:
-            data = self.read()
-            data["client"] = client_info.model_dump(mode="json", exclude_none=True)
-            self.write(data)
-
-        await anyio.to_thread.run_sync(save)
-
-
 class EntryOAuth(OAuthClientProvider):
     """The SDK's provider, refreshing tokens before they expire (see the module)."""
 
-    def __init__(self, storage: TokenFile, interactive: bool, **options: Any) -> None:
+    def __init__(self, storage: TokenRecord, interactive: bool, **options: Any) -> None:
         super().__init__(storage=storage, **options)
         self.tokens = storage
         self.interactive = interactive
+        self.configured: OAuthClientInformationFull | None = None
+        """The client configured (``client_id``), stored before the first request."""
 
     async def _perform_authorization(self) -> httpx2.Request:
         # A step-up (a 403 asking for more scope) met by a running harness, which cannot
         # send the person to the browser: the scope it needed is kept in the file, and
         # `harness auth` asks for it as well as what the server asks for then.
-        data = await anyio.to_thread.run_sync(self.tokens.read)
+        data = await self.tokens.load()
         wanted = union_scopes(self.context.client_metadata.scope, data.get("scope_wanted"))
         self.context.client_metadata.scope = wanted
         if not self.interactive and wanted and wanted != data.get("scope_wanted"):
             data["scope_wanted"] = wanted
-            await anyio.to_thread.run_sync(self.tokens.write, data)
+            await self.tokens.save(data)
         return await super()._perform_authorization()
 
     async def _initialize(self) -> None:
+        if self.configured is not None:
+            await _configured_client(self.tokens, self.configured)
         await super()._initialize()
-        self._due()
+        await self._due()
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         await super()._handle_token_response(response)
-        self._due()
-        data = await anyio.to_thread.run_sync(self.tokens.read)
+        await self._due()
+        data = await self.tokens.load()
         if data.pop("scope_wanted", None) is not None:
-            await anyio.to_thread.run_sync(self.tokens.write, data)
+            await self.tokens.save(data)
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         refreshed = await super()._handle_refresh_response(response)
         if refreshed:
-            self._due()
+            await self._due()
         return refreshed
 
-    def _due(self) -> None:
+    async def _due(self) -> None:
         # The SDK refreshes once ``token_expiry_time`` has passed: make that the moment
-        # the token is due, read from the file (which survives a restart).
+        # the token is due, read from the record (which survives a restart).
         if self.context.current_tokens is not None:
-            self.context.token_expiry_time = self.tokens.refresh_at()
+            self.context.token_expiry_time = await self.tokens.refresh_at()
 
 
 Redirect = Callable[[str], Awaitable[None]]
@@ -183,7 +108,7 @@ Callback = Callable[[], Awaitable[AuthorizationCodeResult]]
 def provider(
     config: GatewayConfig,
     entry: str,
-    base_dir: Path,
+    storage: TokenRecord,
     redirect_uri: str | None = None,
     redirect: Redirect | None = None,
     callback: Callback | None = None,
@@ -193,6 +118,7 @@ def provider(
     oauth = config.oauth
     assert oauth is not None
     assert config.url is not None
+    _quiet_flow_errors()
 
     async def refuse(url: str) -> None:
         raise AuthorisationNeeded(entry)
@@ -208,10 +134,7 @@ def provider(
         scope=oauth.scope,
         token_endpoint_auth_method="client_secret_basic" if oauth.client_secret else "none",
     )
-    storage = TokenFile.of(base_dir, entry)
-    if oauth.client_id is not None:
-        _configured_client(storage, config, metadata)
-    return EntryOAuth(
+    found = EntryOAuth(
         storage,
         redirect is not None,
         server_url=config.url,
@@ -220,23 +143,46 @@ def provider(
         callback_handler=callback or never,
         client_metadata_url=oauth.client_metadata_url,
     )
+    if oauth.client_id is not None:
+        found.configured = OAuthClientInformationFull(
+            **metadata.model_dump(exclude_none=True),
+            client_id=oauth.client_id,
+            client_secret=oauth.client_secret,
+        )
+    return found
 
 
-def _configured_client(storage: TokenFile, config: GatewayConfig, metadata: Any) -> None:
+async def _configured_client(storage: TokenRecord, client: OAuthClientInformationFull) -> None:
     """Store the configured client (unless it is stored already), so the SDK uses it
     rather than registering one."""
-    oauth = config.oauth
-    assert oauth is not None
-    assert oauth.client_id is not None
-    data = storage.read()
-    client = OAuthClientInformationFull(
-        **metadata.model_dump(exclude_none=True),
-        client_id=oauth.client_id,
-        client_secret=oauth.client_secret,
-    )
+    data = await storage.load()
     stored = data.get("client") or {}
     if stored.get("client_id") != client.client_id or stored.get("redirect_uris") != [
         str(uri) for uri in client.redirect_uris or ()
     ]:
         data["client"] = client.model_dump(mode="json", exclude_none=True)
-        storage.write(data)
+        await storage.save(data)
+
+
+class _FlowErrors(logging.Filter):
+    """The SDK logs each failed flow with its traceback ("OAuth flow error"); harness says
+    what failed itself (the entry's problem, ``harness auth``'s message): keep one line,
+    and none for :class:`AuthorisationNeeded`, which is no error of the flow."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None:
+            return True
+        if isinstance(error, AuthorisationNeeded):
+            return False
+        record.msg, record.args = f"{record.getMessage()}: {type(error).__name__}: {error}", ()
+        record.exc_info = record.exc_text = None
+        return True
+
+
+def _quiet_flow_errors() -> None:
+    """Install :class:`_FlowErrors` on the SDK's OAuth logger, once (when a provider is
+    first made, not on import)."""
+    logger = logging.getLogger("mcp.client.auth.oauth2")
+    if not any(isinstance(found, _FlowErrors) for found in logger.filters):
+        logger.addFilter(_FlowErrors())

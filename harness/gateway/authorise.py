@@ -20,10 +20,13 @@ import httpx2
 import pydantic
 from mcp.client.streamable_http import streamable_http_client
 
-from .auth import TokenFile, provider
+from ..store.config import StoreConfig
+from ..store.service import open_store
+from .auth import provider
 from .config import GatewayConfig
 from .handshake import connect
 from .loopback import Loopback
+from .tokens import StoreTokens, TokenFile, TokenRecord
 
 
 class AuthProblem(Exception):
@@ -57,31 +60,40 @@ async def authorise(
     show: Callable[[str], None],
     browser: bool = True,
     seconds: float = 300.0,
-) -> bool:
+    store: Any = None,
+) -> tuple[bool, str]:
     """Connect to the server of entry ``entry`` and run the browser step: show the
     authorisation URL (and open it in a browser when ``browser``), wait at most ``seconds``
-    for the whole flow, keep the tokens. The step runs every time (the tokens kept before
-    are put back when it fails); False when the server asked for no authorisation."""
-    storage = TokenFile.of(base_dir, entry)
-    kept = storage.read()
-    if "tokens" in kept:
-        storage.write({key: value for key, value in kept.items() if key != "tokens"})
-    try:
-        return await _flow(config, entry, base_dir, show, browser, seconds, storage)
-    except BaseException:
-        if "tokens" in kept and "tokens" not in storage.read():
-            storage.write(kept)
-        raise
+    for the whole flow, keep the tokens (in the store ``store`` configures, a
+    ``harness:store`` entry's config, else in the entry's token file). The step runs every
+    time (the tokens kept before are put back when it fails). Returns whether the server
+    asked for authorisation, and where the tokens are."""
+    async with AsyncExitStack() as stack:
+        storage: TokenRecord = TokenFile.of(base_dir, entry)
+        if store is not None:
+            database = await open_store(StoreConfig.model_validate(store), base_dir)
+            stack.push_async_callback(database.close)
+            storage = StoreTokens(database, entry)
+        kept = await storage.load()
+        if "tokens" in kept:
+            await storage.save({key: value for key, value in kept.items() if key != "tokens"})
+        try:
+            asked = await _flow(config, entry, show, browser, seconds, storage)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                if "tokens" in kept and "tokens" not in await storage.load():
+                    await storage.save(kept)
+            raise
+        return asked, storage.where
 
 
 async def _flow(
     config: GatewayConfig,
     entry: str,
-    base_dir: Path,
     show: Callable[[str], None],
     browser: bool,
     seconds: float,
-    storage: TokenFile,
+    storage: TokenRecord,
 ) -> bool:
     assert config.url is not None
     assert config.oauth is not None
@@ -89,12 +101,12 @@ async def _flow(
     async with anyio.create_task_group() as group, AsyncExitStack() as stack:
         try:
             loopback = await stack.enter_async_context(
-                Loopback(_port(config, storage)).serving(group)
+                Loopback(await _port(config, storage)).serving(group)
             )
         except OSError:  # the port registered before is taken: register anew
             fallback = Loopback(config.oauth.redirect_port)
             loopback = await stack.enter_async_context(fallback.serving(group))
-        _forget_other_redirects(config, storage, loopback.redirect_uri)
+        await _forget_other_redirects(config, storage, loopback.redirect_uri)
 
         asked = False
 
@@ -103,9 +115,7 @@ async def _flow(
             asked = True
             group.start_soon(loopback.redirect, url, show, browser)
 
-        oauth = provider(
-            config, entry, base_dir, loopback.redirect_uri, redirect, loopback.callback
-        )
+        oauth = provider(config, entry, storage, loopback.redirect_uri, redirect, loopback.callback)
         with anyio.fail_after(seconds):
             async with (
                 httpx2.AsyncClient(auth=oauth, headers=config.headers, timeout=30) as http,
@@ -122,23 +132,25 @@ async def _flow(
     return asked
 
 
-def _port(config: GatewayConfig, storage: TokenFile) -> int:
+async def _port(config: GatewayConfig, storage: TokenRecord) -> int:
     """The port registered with the authorisation server before, else the configured one."""
     assert config.oauth is not None
     if config.oauth.redirect_port:
         return config.oauth.redirect_port
-    uris: list[str] = (storage.read().get("client") or {}).get("redirect_uris") or []
+    uris: list[str] = ((await storage.load()).get("client") or {}).get("redirect_uris") or []
     found = urlsplit(uris[0]) if uris else None
     if found is not None and found.hostname == "127.0.0.1" and found.port:
         return found.port
     return 0
 
 
-def _forget_other_redirects(config: GatewayConfig, storage: TokenFile, redirect_uri: str) -> None:
+async def _forget_other_redirects(
+    config: GatewayConfig, storage: TokenRecord, redirect_uri: str
+) -> None:
     """A client registered (dynamically) with another redirect URI is registered anew."""
     assert config.oauth is not None
-    data = storage.read()
+    data = await storage.load()
     client = data.get("client")
     if client and config.oauth.client_id is None and client.get("redirect_uris") != [redirect_uri]:
         del data["client"]
-        storage.write(data)
+        await storage.save(data)

@@ -25,14 +25,20 @@ import anyio
 from ..context import Context
 from ..errors import HarnessError, PluginError
 from ..fiber import Fiber, FiberState
+from ..service import unwrap
 from .config import GatewayConfig
 from .mount import Mount
 from .names import default_prefix
 from .preflight import static_problem
+from .tokens import StoreTokens, TokenRecord
 from .upstream import Connection
 
 name = "mcp-client"
-inject = {"tools": {"required": True}, "approval": {"required": False}}
+inject = {
+    "tools": {"required": True},
+    "approval": {"required": False},
+    "store": {"required": False},  # where OAuth tokens are kept, when loaded
+}
 Config = GatewayConfig
 
 
@@ -52,6 +58,8 @@ class Supervision:
     mount: Mount | None = None
     adopt: Connection | None = None
     """A connection a restart attempt made, for the next activation to take over."""
+    tokens: TokenRecord | None = None
+    """Where the entry's OAuth tokens are kept: the store's, when it is loaded."""
 
 
 _supervision: weakref.WeakKeyDictionary[Fiber, Supervision] = weakref.WeakKeyDictionary()
@@ -80,7 +88,9 @@ async def apply(ctx: Context, config: GatewayConfig) -> None:
         raise PluginError(f"{label}: {why}; {_schedule(fiber, state, config)}")
     connection, state.adopt = state.adopt, None
     if connection is None or connection.config != config:
-        connection = Connection(config, label, ctx.base_dir, ctx.logger, fiber.name)
+        connection = Connection(
+            config, label, ctx.base_dir, ctx.logger, fiber.name, _tokens(ctx, fiber.name)
+        )
         ctx.start_soon(connection.run)
     ctx.effect(lambda: connection.stop)
     await connection.ready.wait()
@@ -134,7 +144,9 @@ def _schedule(fiber: Fiber, state: Supervision, config: GatewayConfig) -> str:
             fiber.error = PluginError(f"{label}: {static}")
             fiber.logger.warning("%s", fiber.error)
             return
-        probe = Connection(config, label, fiber.runtime.base_dir, fiber.logger, fiber.name)
+        probe = Connection(
+            config, label, fiber.runtime.base_dir, fiber.logger, fiber.name, state.tokens
+        )
         fiber.runtime.spawn(probe.run)
         await probe.ready.wait()
         if not current():
@@ -165,6 +177,18 @@ async def _fail_visibly(fiber: Fiber, generation: int) -> None:
         return  # the entry was edited, reloaded or restarted meanwhile
     with contextlib.suppress(HarnessError):
         await fiber.restart()
+
+
+def _tokens(ctx: Context, entry: str) -> TokenRecord | None:
+    """The store's record of the entry's OAuth tokens, when ``harness:store`` is loaded
+    (None: the token file)."""
+    store = ctx.get("store")
+    database = getattr(unwrap(store), "database", None) if store is not None else None
+    tokens = None if database is None else StoreTokens(database, entry)
+    state = _supervision.get(ctx.fiber) if ctx.fiber is not None else None
+    if state is not None:
+        state.tokens = tokens
+    return tokens
 
 
 def _label(entry: str, config: GatewayConfig) -> str:

@@ -24,6 +24,7 @@ from .failures import Unavailable, short
 from .http import Refusal, capping_hook
 from .preflight import server_cwd, static_problem
 from .stdio import stdio_transport
+from .tokens import TokenFile, TokenRecord
 
 STDERR_LINES = 20
 
@@ -71,6 +72,7 @@ class Transport:
         logger: logging.Logger,
         label: str,
         entry: str = "",
+        tokens: TokenRecord | None = None,
     ) -> None:
         self.config = config
         self.entry = entry
@@ -81,7 +83,8 @@ class Transport:
         """The server process's stderr (stdio): its last lines, for messages."""
         self.refusal = Refusal()
         """The server's last 401 or 403 (HTTP), for messages."""
-        self.oauth = provider(config, entry, base_dir) if config.oauth is not None else None
+        record = tokens if tokens is not None else TokenFile.of(base_dir, entry)
+        self.oauth = provider(config, entry, record) if config.oauth is not None else None
         """The entry's OAuth provider (HTTP with ``oauth:``), kept across reconnections."""
 
     @asynccontextmanager
@@ -97,7 +100,7 @@ class Transport:
                 read, write = await self._open_stdio(stack, refuse, request_relist)
             else:
                 assert config.url is not None
-                if self.oauth is not None and not self.oauth.tokens.read().get("tokens"):
+                if self.oauth is not None and not (await self.oauth.tokens.load()).get("tokens"):
                     # Never authorised: no registration or browser step from here, which
                     # each restart attempt would repeat; `harness auth` does both.
                     raise AuthorisationNeeded(self.entry)

@@ -36,6 +36,7 @@ from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
 from .handshake import connect
 from .stdio import UNREADABLE_CODE
+from .tokens import TokenRecord
 from .transport import Transport
 from .watch import WatchedStream
 
@@ -62,6 +63,7 @@ class Connection:
         base_dir: Path,
         logger: logging.Logger,
         entry: str = "",
+        tokens: TokenRecord | None = None,
     ) -> None:
         self.config = config
         self.label = label
@@ -91,7 +93,7 @@ class Connection:
         self._relist = False
         self._lost: str | None = None
         self._stopping = False
-        self._transport = Transport(config, base_dir, self.caps, logger, label, entry)
+        self._transport = Transport(config, base_dir, self.caps, logger, label, entry, tokens)
 
     # -- lifecycle -------------------------------------------------------------------------
 

@@ -174,6 +174,27 @@ class Database:
                 )
         return adopted
 
+    # -- secrets -------------------------------------------------------------------------
+
+    async def secret(self, name: str) -> str | None:
+        """The secret kept under ``name`` (an MCP entry's OAuth tokens), or None."""
+        select = self.sql("SELECT value FROM secrets WHERE name = ?")
+        found = await self.run(lambda connection: connection.execute(select, (name,)).fetchone())
+        return None if found is None else str(found[0])
+
+    async def keep_secret(self, name: str, value: str) -> None:
+        """Keep ``value`` under ``name``, replacing what was there."""
+        upsert = self.sql(
+            "INSERT INTO secrets (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) "
+            "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
+        )
+        values = (name, value, time.time())
+        await self.run(lambda connection: connection.execute(upsert, values))
+        await self.protect()
+
+    async def protect(self) -> None:
+        """Make what holds the secrets readable by its owner only, where that is a file."""
+
     async def prune(self, days: float) -> int:
         """Forget calls finished more than ``days`` ago; how many."""
         delete = self.sql("DELETE FROM journal WHERE state = 'done' AND done_at < ?")

@@ -37,6 +37,13 @@ SQLITE: tuple[tuple[str, ...], ...] = (
             created_at REAL NOT NULL
         )""",
     ),
+    (  # 3: secrets (an MCP entry's OAuth tokens)
+        """CREATE TABLE secrets (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        )""",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -66,6 +73,13 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             client TEXT,
             owner TEXT NOT NULL,
             created_at DOUBLE PRECISION NOT NULL
+        )""",
+    ),
+    (
+        """CREATE TABLE secrets (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL
         )""",
     ),
 )

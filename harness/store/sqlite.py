@@ -119,6 +119,11 @@ class SqliteDatabase(Database):
             return True
         return not _tidy(self._owners / f"{owner}.lock")
 
+    async def protect(self) -> None:
+        for suffix in ("", "-wal", "-shm"):  # a secret is in the journal files too
+            with contextlib.suppress(FileNotFoundError):
+                self.path.with_name(self.path.name + suffix).chmod(0o600)
+
     async def close(self) -> None:
         self._fast.close()
         with self._slow_lock:

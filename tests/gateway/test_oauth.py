@@ -3,8 +3,10 @@ server (the SDK's, in ``oauth_server.py``), the token stored 0600, used, and ref
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -17,7 +19,7 @@ import pytest
 from mcp.client.auth import OAuthClientProvider
 
 from harness import Host
-from harness.gateway.auth import margin
+from harness.gateway.tokens import margin
 
 from ..helpers import HARNESS
 from .conftest import PYTHON, fiber_of, write_config
@@ -122,6 +124,48 @@ async def test_harness_auth_stores_the_token_0600_which_is_used_then_refreshed(
     assert again["tokens"]["access_token"] == "access-2"
     assert again["expires_at"] > time.time() + 3000
     assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+
+
+def stored_record(db: Path) -> dict[str, Any]:
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        rows = connection.execute("SELECT name, value FROM secrets").fetchall()
+    assert [name for name, _ in rows] == ["oauth/safe"]
+    record: dict[str, Any] = json.loads(rows[0][1])
+    return record
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_with_harness_store_loaded_the_tokens_are_kept_in_the_store(
+    tmp_path: Path, protected: Protected
+) -> None:
+    store = {"id": "store", "name": "harness:store"}
+    config = write_config(tmp_path, [store, entry(protected.url, oauth=True)])
+    done = harness_auth(config)
+    assert done.returncode == 0, done.stdout + done.stderr
+    db = tmp_path / ".harness" / "harness.db"
+    assert done.stdout.splitlines()[-1] == (
+        f"entry 'safe' is authorised; its tokens are in the store ({db})"
+    )
+    assert not (tmp_path / ".harness" / "oauth").exists()
+    record = stored_record(db)
+    assert record["tokens"]["access_token"] == "access-1"
+    for suffix in ("", "-wal", "-shm"):
+        held = db.with_name(db.name + suffix)
+        if held.exists():
+            assert stat.S_IMODE(held.stat().st_mode) == 0o600, held
+
+    async with Host(config) as host:
+        used = await host.tools.execute({"id": "1", "name": "safe_token", "args": {}})
+        assert used.result == {"result": "access-1"}
+
+    record["expires_at"] = time.time() + 30  # due for a refresh at the next start
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
+        connection.execute("UPDATE secrets SET value = ?", (json.dumps(record),))
+    async with Host(config) as host:
+        used = await host.tools.execute({"id": "2", "name": "safe_token", "args": {}})
+        assert used.result == {"result": "access-2"}
+    assert stored_record(db)["tokens"]["access_token"] == "access-2"
+    assert "token refresh_token" in protected.seen()
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

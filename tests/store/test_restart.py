@@ -173,3 +173,21 @@ async def test_a_call_cut_off_by_kill_9_is_interrupted_and_a_finished_one_is_not
     )
     # charge 5 and charge 7 happened once; reserve 3 (idempotent) ran again, once
     assert effects(folder) == ["charge 7", "charge 5", "reserve 3", "reserve 3"]
+
+
+async def test_an_mcp_key_that_is_not_a_string_is_refused(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    process, port = start_harness_run(folder, environment())
+    try:
+        http = httpx2.AsyncClient(timeout=30)
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            meta: Any = {"harness/idempotency-key": 7}
+            result = await client.call_tool("charge", {"amount": 1}, meta=meta)
+    finally:
+        stop(process)
+    assert result.is_error
+    assert [getattr(block, "text", "") for block in result.content] == [
+        "_meta['harness/idempotency-key'] must be a string of 1 to 200 characters"
+    ]
+    assert effects(folder) == []

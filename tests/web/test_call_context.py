@@ -195,3 +195,23 @@ def test_declining_on_the_tools_page_reaches_the_tool(page: Any) -> None:
     form.get_by_role("button", name="Decline").click()
     result.get_by_role("heading", name="Canonical JSON").wait_for()
     assert '"action": "decline"' in result.inner_text()
+
+
+def test_a_question_waits_through_a_reload_and_is_answered_from_the_resumed_session(
+    page: Any, served: Served
+) -> None:
+    page.get_by_role("button", name="New session").click()
+    page.get_by_role("textbox", name="Message").fill("deploy the api")
+    page.get_by_role("button", name="Send").click()
+    page.get_by_role("form", name="question from deploy").get_by_text("Where to?").wait_for()
+    page.reload()
+    page.get_by_text("live", exact=True).wait_for()
+    sessions = page.get_by_role("complementary", name="sessions")
+    sessions.get_by_role("button", name="Resume").first.click()
+    card = page.get_by_role("article", name="tool call deploy")
+    form = card.get_by_role("form", name="question from deploy")
+    form.get_by_text("Where to?").wait_for()
+    fill(form)
+    form.get_by_role("button", name="Submit").click()
+    page.get_by_role("log", name="conversation").get_by_text("The api is deployed.").wait_for()
+    card.get_by_role("list", name="log of deploy").get_by_text("rolled out").wait_for()
