@@ -206,7 +206,7 @@ def _pieces(value: Any, depth: int = 0) -> Iterator[str]:
             yield (", " if index else "") + json.dumps(key, ensure_ascii=False) + ": "
             yield from _pieces(item, depth + 1)
         yield "}"
-    elif type(value) is int and not -jsonvalue.BIG < value < jsonvalue.BIG:
+    elif type(value) is int and not jsonvalue.NEG_BIG < value < jsonvalue.BIG:
         # json.dumps would raise Python's advice to call sys.set_int_max_str_digits()
         raise ValueError(f"the program's value holds {jsonvalue.TOO_LONG}")
     else:

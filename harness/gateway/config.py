@@ -76,6 +76,8 @@ class GatewayConfig(pydantic.BaseModel):
     """A longer upstream tool description is cut to this many bytes (UTF-8), with a problem."""
     max_schema_bytes: int = pydantic.Field(64_000, ge=1024)
     """A tool whose input or output schema (compact JSON) is larger is not mounted."""
+    resources: bool = True
+    """Mount the server's resources, resource templates and prompts too."""
     max_notifications: int = pydantic.Field(50, ge=1)
     """Notifications per second passed on; the rest are dropped (list changes coalesce)."""
     max_tools: int = pydantic.Field(1000, ge=1)

@@ -50,6 +50,8 @@ class Mount:
         self.notes: dict[str, str] = {}
         """Mounted tools (registry name) changed on the way in (a description cut), with why."""
         self.callers = Callers(connection.label, config.elicitation)
+        self.also: list[str] = []
+        """Other problems of the entry (its resources and prompts)."""
 
     # -- the registry ----------------------------------------------------------------------
 
@@ -96,7 +98,7 @@ class Mount:
             except ContextDisposed:
                 return
             self.mounted[name] = (_fingerprint(tool), dispose)
-        self._report()
+        self.report()
 
     def _skip(self, upstream: str, why: str) -> None:
         self.skipped[upstream] = why
@@ -104,7 +106,8 @@ class Mount:
             "%s: not mounting tool %r: %s", self.connection.label, upstream, why
         )
 
-    def _report(self) -> None:
+    def report(self) -> None:
+        """The entry's problems: what was not mounted, or changed on the way in."""
         fiber = self.ctx.fiber
         if fiber is None or self.ctx.is_disposed:
             return
@@ -112,6 +115,7 @@ class Mount:
             f"tool {upstream!r} is not mounted: {why}" for upstream, why in self.skipped.items()
         ]
         problems.extend(self.notes[name] for name in self.mounted if name in self.notes)
+        problems.extend(self.also)
         fiber.problems = [f"{self.connection.label}: {problem}" for problem in problems]
 
     def define(self, name: str, tool: types.Tool) -> ToolDefinition:

@@ -30,6 +30,7 @@ from .config import GatewayConfig
 from .mount import Mount
 from .names import default_prefix
 from .preflight import static_problem
+from .primitives import Listed, Primitives
 from .tokens import StoreTokens, TokenRecord
 from .upstream import Connection
 
@@ -37,6 +38,8 @@ name = "mcp-client"
 inject = {
     "tools": {"required": True},
     "approval": {"required": False},
+    "resources": {"required": False},
+    "prompts": {"required": False},
     "store": {"required": False},  # where OAuth tokens are kept, when loaded
 }
 Config = GatewayConfig
@@ -102,6 +105,16 @@ async def apply(ctx: Context, config: GatewayConfig) -> None:
     connection.callers = mount.callers
     mount.sync(connection.tools)
     connection.on_tools = mount.sync
+    primitives = Primitives(ctx, connection, config, prefix)
+
+    def listed(found: Listed) -> None:
+        primitives.sync(found)
+        mount.also = primitives.problems
+        mount.report()
+
+    listed(connection.listed)
+    connection.on_listed = listed
+    connection.on_updated = primitives.updated
     state.connected_at = anyio.current_time()
     state.connection, state.mount = connection, mount
     generation = state.generation

@@ -35,6 +35,7 @@ from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
 from .handshake import LISTEN_WAIT, connect, follow_changes
+from .primitives import Listed, list_primitives
 from .stdio import UNREADABLE_CODE
 from .tokens import TokenRecord
 from .transport import Transport
@@ -78,6 +79,10 @@ class Connection:
         self.protocol: str | None = None
         """The protocol version the handshake settled on (:mod:`.handshake`)."""
         self.on_tools: Callable[[list[types.Tool]], None] | None = None
+        self.listed = Listed()
+        """The server's resources, templates and prompts (:mod:`.primitives`)."""
+        self.on_listed: Callable[[Listed], None] | None = None
+        self.on_updated: Callable[[str], None] | None = None
         self.on_lost: Callable[[str], None] | None = None
         self.callers: Callers | None = None
         """Where the server's progress, logs and requests go: the running call's caller."""
@@ -126,6 +131,7 @@ class Connection:
                         with anyio.move_on_after(LISTEN_WAIT):
                             await listening.wait()
                         self.tools = await self._list_tools(client)
+                        self.listed = await list_primitives(client, self.config, self.label)
                         self._scope.deadline = math.inf
                         self.ready.set()
                         await self._serve(client)
@@ -188,6 +194,10 @@ class Connection:
                 self.tools = tools
                 if self.on_tools is not None:
                     self.on_tools(tools)
+                with anyio.move_on_after(self.config.connect_timeout):
+                    self.listed = await list_primitives(client, self.config, self.label)
+                if self.on_listed is not None:
+                    self.on_listed(self.listed)
 
     async def _list_tools(self, client: Client) -> list[types.Tool]:
         tools: list[types.Tool] = []

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from .upstream import Connection
 
 
+_LIST_CHANGES = frozenset(
+    f"notifications/{kind}/list_changed" for kind in ("tools", "resources", "prompts")
+)
+
+
 class WatchedStream:
     """The SDK session's read stream, watched: end of stream, list changes, floods."""
 
@@ -46,7 +51,7 @@ class WatchedStream:
         message = item.message if isinstance(item, SessionMessage) else None
         if not isinstance(message, types.JSONRPCNotification):
             return True
-        if message.method == "notifications/tools/list_changed":
+        if message.method in _LIST_CHANGES:
             self.connection.request_relist()
             return False
         now = anyio.current_time()
@@ -54,6 +59,12 @@ class WatchedStream:
             self._window, self._count = now, 0
         self._count += 1
         if self._count <= self.connection.config.max_notifications:
+            if message.method == "notifications/resources/updated":
+                uri = (message.params or {}).get("uri")
+                updated = self.connection.on_updated
+                if isinstance(uri, str) and updated is not None:
+                    updated(uri)
+                return False
             return True
         self.connection.dropped += 1
         if self._count == self.connection.config.max_notifications + 1:

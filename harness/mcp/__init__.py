@@ -3,7 +3,8 @@
 One concept per module: :mod:`.surface` (the server and its notifications),
 :mod:`.tools_list` (the registry in MCP's format and its revision), :mod:`.client` (the
 client of one request: what a running call asks of it, its progress and logs),
-:mod:`.rounds` (2026-07-28 input rounds and the sealed ``requestState``), :mod:`.results`
+:mod:`.tool_calls` (``tools/call``: its context and client), :mod:`.rounds` (2026-07-28
+input rounds and the sealed ``requestState``), :mod:`.results`
 (tool results as MCP content), :mod:`.hosts` (bind and
 ``Host`` checks) and :mod:`.auth` (bearer tokens and their throttle), both standard library
 only, and :mod:`.http` (streamable HTTP: the transport, its limits and the fast path).

@@ -21,7 +21,6 @@ cancellation cancels the running call.
 from __future__ import annotations
 
 import io
-import secrets
 import weakref
 from collections.abc import Sequence
 from typing import Any, BinaryIO
@@ -33,16 +32,12 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp_types import LOG_LEVEL_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..context import Context
 from ..errors import HarnessError
 from ..service import unwrap
-from ..tools.call_context import CallContext
-from ..tools.calls import ToolCall, ToolResult
-from ..tools.finding import CALL_TOOL
 from ..tools.seal import CallSeal
 from ..tools.service import ToolsService
 from . import log_messages
@@ -55,12 +50,9 @@ from .http.limits import HttpLimits
 from .http.transport import serve_app, streamable_app
 from .paging import page
 from .primitives import Primitives
-from .results import to_mcp_result
-from .rounds import Rounds, missing_capability
+from .rounds import Rounds
+from .tool_calls import ToolCalls
 from .tools_list import Catalog
-
-IDEMPOTENCY_KEY = "harness/idempotency-key"
-"""The ``_meta`` key of a ``tools/call`` that names the call in the journal (docs/store.md)."""
 
 
 class _Server(Server[Any]):
@@ -93,14 +85,13 @@ class McpSurface:
         when the tools service's ``search.mcp`` is on)."""
         self.bus = InMemorySubscriptionBus()
         self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._clients: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
-        """Handshake-era connections → the client session their calls carry."""
         self._told: weakref.WeakSet[Any] = weakref.WeakSet()
         """Handshake-era connections already sent the host's problems."""
         self.levels = log_messages.LogLevels()
         self.changes = Changes(root, self.bus, self.connections)
         self.seal = CallSeal()
         self.rounds = Rounds(self.seal)
+        self.calls = ToolCalls(root, self.rounds, self.levels, self._remember, self.catalog)
         self.primitives = Primitives(root, self.client_of, self.rounds)
         self._catalog: Catalog | None = None
         """The tools/list answer and each tool's input schema, until the registry changes."""
@@ -186,32 +177,8 @@ class McpSurface:
         return await self.call(str(ctx.request_id), params, capabilities, ctx)
 
     def client_of(self, request: Any, capabilities: types.ClientCapabilities | None) -> McpClient:
-        """The client of one request: ``request`` is the SDK's request context (None: a
-        plain 2026-07-28 call on the fast path, which carries no progress token or log level)."""
-        if request is None:
-            return McpClient(capabilities)
-        if request.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            level = (request.meta or {}).get(LOG_LEVEL_META_KEY)
-            return McpClient(
-                capabilities,
-                session=request.session,
-                request_id=request.request_id,
-                minimum=lambda: level,
-            )
-        connection = self._remember(request)
-        assert connection is not None  # a handshake-era request has its connection
-
-        def minimum() -> str | None:
-            return self.levels.of(connection) or "info"
-
-        return McpClient(
-            capabilities,
-            id=self._client(connection),
-            session=request.session,
-            request_id=request.request_id,
-            modern=False,
-            minimum=minimum,
-        )
+        """The client of one request (see :meth:`.tool_calls.ToolCalls.client_of`)."""
+        return self.calls.client_of(request, capabilities)
 
     async def call(
         self,
@@ -221,45 +188,9 @@ class McpSurface:
         request: Any = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """One ``tools/call``: the SDK's handler and the fast path (:mod:`.http.fast_path`)
-        both run this. ``request`` is the SDK's request context (None on the fast path).
-
-        The call's context has an :class:`~.client.McpClient`: over 2025-11-25 it asks the
-        client while the call waits; over 2026-07-28 a call that needs input ends with an
-        ``InputRequiredResult`` and its next round resumes from the sealed state
-        (:mod:`.rounds`). An approval is one such input, asked first."""
-        if params.name == CALL_TOOL and self.catalog().searching:
-            params = called(params)
-        client = self.client_of(request, capabilities)
-        call = ToolCall(request_id, params.name, params.arguments or {}, client=client.id)
-        meta = getattr(params, "meta", None)  # the fast path's plain params have none
-        if isinstance(meta, dict) and IDEMPOTENCY_KEY in meta:
-            key = meta[IDEMPOTENCY_KEY]
-            if not isinstance(key, str) or not 0 < len(key) <= 200:
-                message = f"_meta[{IDEMPOTENCY_KEY!r}] must be a string of 1 to 200 characters"
-                return to_mcp_result(ToolResult.failure(call, "invalid_args", message))
-            call.key = key  # the call journal's (harness:store)
-        recorded = self.rounds.recorded(call, params) if client.modern else []
-        ctx = CallContext(call, "mcp", client, recorded=recorded)
-        result = await unwrap(self.root.tools).execute(call)
-        if client.modern:
-            pending = result.pending
-            if result.code == "approval_pending" and pending is not None and pending.data:
-                return self.rounds.required(call, ctx, client, pending.data)
-            if client.missing and not result.ok:
-                raise missing_capability(f"tool {call.name}", client)
-        if result.ok and result.result is None:  # structured content only where declared
-            tool = self.root.tools.get(params.name)
-            return to_mcp_result(result, tool is not None and tool.output_schema is not None)
-        return to_mcp_result(result)
-
-    def _client(self, connection: Connection) -> str:
-        """The client session a handshake-era connection is (``mcp-`` and a random token):
-        what its calls' ``allow_session`` answers cover, forgotten when it goes."""
-        client = self._clients.get(connection)
-        if client is None:
-            client = self._clients[connection] = f"mcp-{secrets.token_urlsafe(12)}"
-            weakref.finalize(connection, unwrap(self.root.tools).approvals.drop, client)
-        return client
+        both run this. ``request`` is the SDK's request context (None on the fast path);
+        see :meth:`.tool_calls.ToolCalls.run`."""
+        return await self.calls.run(request_id, params, self.client_of(request, capabilities))
 
     # -- notifications ---------------------------------------------------------------------
 
@@ -361,22 +292,6 @@ class McpSurface:
         app = self.http_app(host, token, allow_hosts, limits, throttle=throttle)
         served = wrap(app) if wrap is not None else app
         await serve_app(served, host, port, token, limits, on_ready, trusted_proxies)
-
-
-def called(params: CallParams) -> types.CallToolRequestParams:
-    """A ``call_tool {name, args}`` call as the call of the tool it names: it then runs as a
-    direct call of that tool would (the same pipeline, policy and approval). Arguments that
-    are not a name and an object call a tool no registry holds, which fails as unknown."""
-    arguments = params.arguments or {}
-    name, args = arguments.get("name"), arguments.get("args", {})
-    if not isinstance(name, str) or not isinstance(args, dict):
-        name, args = f"{CALL_TOOL}: give a tool name and an args object", {}
-    return types.CallToolRequestParams(
-        name=name,
-        arguments=args,
-        request_state=params.request_state,
-        input_responses=params.input_responses,
-    )
 
 
 def server_icons(root: Context) -> list[types.Icon] | None:

@@ -216,7 +216,12 @@ def flat_acceptor(checks: dict[str, Check], required: tuple[str, ...]) -> Accept
     if not checks or not all(c in _EXACT and key.isascii() for key, c in checks.items()):
         return None
     needed = frozenset(required)
-    namespace: dict[str, Any] = {"M": _MISSING, "isfinite": math.isfinite, "B": jsonvalue.BIG}
+    namespace: dict[str, Any] = {
+        "M": _MISSING,
+        "isfinite": math.isfinite,
+        "B": jsonvalue.BIG,
+        "N": jsonvalue.NEG_BIG,
+    }
     lines = ["def accepts(args):", "    get = args.get"]
     optional = False
     for index, (key, check) in enumerate(checks.items()):
@@ -245,10 +250,10 @@ _ACCEPTED: dict[Check, tuple[str, ...]] = {
         "if t is float:",
         "    if not isfinite(v):",
         "        return False",
-        "elif t is not int or not -B < v < B:",
+        "elif t is not int or not N < v < B:",
         "    return False",
     ),
-    _integer: ("if type(v) is not int or not -B < v < B:", "    return False"),
+    _integer: ("if type(v) is not int or not N < v < B:", "    return False"),
     _boolean: ("if type(v) is not bool:", "    return False"),
     _null: ("if v is not None:", "    return False"),
 }

@@ -47,7 +47,7 @@ from .deadline import Later, running_loop, start
 from .definition import OutputMismatch, ToolDefinition, unchecked
 from .inputs import InputRequired
 from .journaling import Journal, journal_of
-from .jsonvalue import BIG, is_json
+from .jsonvalue import BIG, NEG_BIG, is_json
 from .pace import Paced
 from .render import RenderError, render
 
@@ -303,7 +303,7 @@ def _outcome(call: ToolCall, tool: ToolDefinition, value: Any) -> ToolResult:
         if tool.render is None:  # the usual scalars are JSON as they are: their default
             kind = type(canonical)  # text is made when content is first read
             if (
-                (kind is int and -BIG < canonical < BIG)  # longer ints are not JSON
+                (kind is int and NEG_BIG < canonical < BIG)  # longer ints are not JSON
                 or (kind is float and _isfinite(canonical))
                 or (kind is str and canonical.isascii())
             ):

@@ -1,10 +1,13 @@
 """An MCP server built with the official SDK (not harness) whose tools report progress, log,
-and ask the client for a form, a completion and its roots while they run: a real upstream
-for the gateway's forwarding (DESIGN §12). Run as ``python forwarding_server.py``."""
+and ask the client for a form, a completion and its roots while they run, and which offers
+resources (text, binary, a template) and a prompt, adding a resource and announcing updates
+when asked: a real upstream for the gateway's forwarding and mounting (DESIGN §12).
+Run as ``python forwarding_server.py``."""
 
 from __future__ import annotations
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resources.types import TextResource
 from mcp.shared.exceptions import MCPError
 from mcp_types import SamplingMessage, TextContent
 from pydantic import BaseModel, Field
@@ -55,6 +58,41 @@ async def roots(ctx: Context) -> str:
     except MCPError as exc:
         return f"error: {exc.error.message}"
     return " ".join(f"{root.name}={root.uri}" for root in listed.roots) or "none"
+
+
+@server.resource("notes://readme", name="readme", description="The readme.", mime_type="text/plain")
+def readme() -> str:
+    return "Read me first."
+
+
+@server.resource("notes://logo", name="logo", description="The logo.", mime_type="image/png")
+def logo() -> bytes:
+    return b"\x89PNG logo"
+
+
+@server.resource("notes://people/{name}", name="person", description="A note on a person.")
+def person(name: str) -> str:
+    return f"A note on {name}."
+
+
+@server.prompt(description="Review a piece of code.")
+def review(code: str, focus: str = "correctness") -> str:
+    return f"Review this code for {focus}:\n\n{code}"
+
+
+@server.tool(description="Add the resource notes://added and announce the change.")
+async def add_note(ctx: Context) -> str:
+    server.add_resource(
+        TextResource(uri="notes://added", name="added", description="Added.", text="new")
+    )
+    await ctx.session.send_resource_list_changed()
+    return "added"
+
+
+@server.tool(description="Announce that a resource was updated.")
+async def touch(ctx: Context, uri: str) -> str:
+    await ctx.session.send_resource_updated(uri)
+    return "touched"
 
 
 if __name__ == "__main__":

@@ -341,26 +341,3 @@ async def test_an_inner_calls_question_reaches_only_the_client_running_the_progr
         assert name in text
         other = "grace" if name == "ada" else "ada"
         assert other not in text
-
-
-async def test_a_call_served_over_mcp_takes_the_kernels_fast_branch(tmp_path: Path) -> None:
-    """Serving MCP (progress, logs and questions included) adds no listener to the stages
-    that take a call off the kernel's fast branch (tools/pre-execute, tools/execute,
-    tools/post-execute, tools/result)."""
-    from harness import Host
-    from harness.mcp import McpSurface
-    from harness.tools.kernel import STAGES
-
-    write(tmp_path / "asking.py", PLUGIN)
-    config = write(tmp_path / "cordis.yml", "insert:\n  - { id: asking, name: ./asking.py }\n")
-    async with Host(config) as host:
-        surface = McpSurface(host.ctx)
-        surface.attach()
-        person = Person(name="ada")
-        async with Client(
-            surface.server, mode="legacy", elicitation_callback=person.elicit
-        ) as client:
-            listening = set(host.ctx.tools._layers)  # while a client is connected
-            result = await client.call_tool("whoami", {})
-    assert result.structured_content == {"result": "ada"}
-    assert STAGES.isdisjoint(listening), STAGES & listening

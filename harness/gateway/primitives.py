@@ -1,0 +1,230 @@
+"""An upstream's resources, resource templates and prompts, mounted like its tools (DESIGN §12).
+
+After the tools, :func:`list_primitives` lists what the server offers (by its declared
+capabilities); :class:`Primitives` registers each as a resource or prompt of the entry:
+
+- a resource or template keeps its URI; reading it reads the upstream's (``resources/read``),
+  text as text and a blob as bytes. A URI or template another entry holds already is this
+  entry's problem (listed by ``harness check``), not a crash;
+- a prompt takes the entry's prefix, and ``include``/``exclude`` apply to it; getting it gets
+  the upstream's (``prompts/get``), its messages' blocks as harness's render blocks.
+
+An upstream ``resources/list_changed`` or ``prompts/list_changed`` re-lists (coalesced with
+the tools' re-list), and ``resources/updated`` is passed on to harness's subscribers.
+``resources: false`` on the entry leaves them all out.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+from ..errors import ContentError, DefinitionError, NameConflict, NotFound
+from ..prompts.define import define_prompt
+from ..resources.define import define_resource
+from .names import selected
+from .results import block_of
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from .config import GatewayConfig
+    from .upstream import Connection
+
+_log = logging.getLogger("harness.gateway")
+PAGES = 100
+"""List pages read at most of each kind."""
+_MIME = re.compile(r"^[\w.+-]+/[\w.+-]+$")
+RESOURCE_NOT_FOUND = -32002
+
+
+@dataclass
+class Listed:
+    """What an upstream offers besides tools."""
+
+    resources: list[types.Resource] = field(default_factory=list)
+    templates: list[types.ResourceTemplate] = field(default_factory=list)
+    prompts: list[types.Prompt] = field(default_factory=list)
+
+
+async def list_primitives(client: Client, config: GatewayConfig, label: str) -> Listed:
+    """The server's resources, templates and prompts (none it has not declared, or when
+    listing them fails: its tools are mounted all the same)."""
+    listed = Listed()
+    if not config.resources:
+        return listed
+    capabilities = client.server_capabilities
+    try:
+        if capabilities.resources is not None:
+            listed.resources = await _pages(client.list_resources, "resources")
+            listed.templates = await _pages(client.list_resource_templates, "resource_templates")
+        if capabilities.prompts is not None:
+            listed.prompts = await _pages(client.list_prompts, "prompts")
+    except Exception as exc:
+        _log.warning("%s: listing resources and prompts failed: %s", label, exc)
+    return listed
+
+
+async def _pages(list_page: Callable[..., Any], key: str) -> list[Any]:
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(PAGES):
+        page = await list_page(cursor=cursor)
+        items.extend(getattr(page, key))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return items
+
+
+class Primitives:
+    """The resources and prompts of one entry, kept in step with the server's lists."""
+
+    def __init__(
+        self, ctx: Context, connection: Connection, config: GatewayConfig, prefix: str
+    ) -> None:
+        self.ctx = ctx
+        self.connection = connection
+        self.config = config
+        self.prefix = prefix
+        self.mounted: dict[str, tuple[str, Callable[[], None]]] = {}
+        """``resource URI`` or ``prompt NAME`` → (fingerprint, dispose)."""
+        self.problems: list[str] = []
+
+    def sync(self, listed: Listed) -> None:
+        """Make the registries hold exactly what the server lists now."""
+        resources, prompts = self.ctx.get("resources"), self.ctx.get("prompts")
+        wanted: dict[str, tuple[str, Callable[[], Any]]] = {}
+        for resource in listed.resources:
+            wanted[f"resource {resource.uri}"] = (
+                _print(resource),
+                partial(self._resource, resource),
+            )
+        for template in listed.templates:
+            key = f"resource {template.uri_template}"
+            wanted[key] = (_print(template), partial(self._resource, template))
+        for prompt in listed.prompts:
+            if selected(prompt.name, self.config.include, self.config.exclude):
+                wanted[f"prompt {self.prefix}{prompt.name}"] = (
+                    _print(prompt),
+                    partial(self._prompt, prompt),
+                )
+        for key, (fingerprint, dispose) in list(self.mounted.items()):
+            if key not in wanted or wanted[key][0] != fingerprint:
+                del self.mounted[key]
+                dispose()
+        self.problems = []
+        for key, (fingerprint, define) in wanted.items():
+            if key in self.mounted:
+                continue
+            registry = resources if key.startswith("resource ") else prompts
+            if registry is None:
+                continue
+            try:
+                dispose = registry.register(define())
+            except NameConflict as exc:
+                self.problems.append(f"{key} is not mounted: {exc}; it is another entry's")
+                continue
+            except DefinitionError as exc:
+                self.problems.append(f"{key} is not mounted: {exc}")
+                continue
+            self.mounted[key] = (fingerprint, dispose)
+        for problem in self.problems:
+            _log.warning("%s: %s", self.connection.label, problem)
+
+    def updated(self, uri: str) -> None:
+        """The server's ``resources/updated``: harness's subscribers hear of it."""
+        resources = self.ctx.get("resources")
+        if resources is not None and f"resource {uri}" in self.mounted:
+            with contextlib.suppress(NotFound):
+                resources.notify_updated(uri)
+
+    # -- definitions -------------------------------------------------------------------------
+
+    def _resource(self, item: types.Resource | types.ResourceTemplate) -> Any:
+        uri = item.uri if isinstance(item, types.Resource) else item.uri_template
+        mime = item.mime_type if item.mime_type and _MIME.match(item.mime_type) else None
+        holder: list[Any] = []
+
+        async def read(params: dict[str, str]) -> list[str | bytes]:
+            target = holder[0].template.expand(params) if params else str(uri)
+            return await self._read(target)
+
+        definition = define_resource(
+            uri=str(uri),
+            name=item.name,
+            description=(item.description or item.title or item.name).strip()
+            or f"{uri} on {self.connection.label}",
+            read=read,
+            mime_type=mime,
+            title=item.title,
+        )
+        holder.append(definition)
+        return definition
+
+    async def _read(self, uri: str) -> list[str | bytes]:
+        client = self.connection.client
+        if client is None:
+            raise ContentError(f"{self.connection.label} is not connected; read {uri!r} later")
+        try:
+            result = await client.read_resource(uri)
+        except MCPError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:
+                raise NotFound(f"{self.connection.label}: {exc.error.message}") from None
+            raise ContentError(
+                f"{self.connection.label} answered reading {uri!r} with an error: {exc}"
+            ) from None
+        out: list[str | bytes] = []
+        for contents in result.contents:
+            if isinstance(contents, types.TextResourceContents):
+                out.append(contents.text)
+            else:
+                out.append(base64.b64decode(contents.blob))
+        return out
+
+    def _prompt(self, prompt: types.Prompt) -> Any:
+        arguments = {
+            argument.name: {
+                "type": "string",
+                "required": bool(argument.required),
+                **({"description": argument.description} if argument.description else {}),
+            }
+            for argument in prompt.arguments or []
+        }
+
+        async def render(args: dict[str, str]) -> list[dict[str, Any]]:
+            client = self.connection.client
+            if client is None:
+                raise ContentError(f"{self.connection.label} is not connected; try later")
+            try:
+                result = await client.get_prompt(prompt.name, dict(args))
+            except MCPError as exc:
+                raise ContentError(
+                    f"{self.connection.label} answered prompts/get with an error: {exc}"
+                ) from None
+            return [
+                {"role": message.role, "content": block_of(message.content)}
+                for message in result.messages
+            ]
+
+        return define_prompt(
+            name=f"{self.prefix}{prompt.name}",
+            description=(prompt.description or prompt.title or prompt.name).strip(),
+            render=render,
+            arguments=arguments,
+            title=prompt.title,
+        )
+
+
+def _print(item: Any) -> str:
+    dumped: str = item.model_dump_json(by_alias=True, exclude_none=True)
+    return dumped
