@@ -12,10 +12,11 @@ import anyio
 import pytest
 
 from harness import Answer, CallContext, Client, Host, ToolCall, ToolResult, define_tool
+from harness.tools import kernel
 from harness.tools.call_context import APPROVAL_KEY
 from harness.tools.inputs import Input
 
-from .conftest import project
+from .conftest import PLUGINS, project
 
 pytestmark = pytest.mark.anyio
 
@@ -160,3 +161,32 @@ async def test_a_console_answer_slower_than_the_timeout_does_not_end_the_program
     (result,) = results
     assert result.ok, result.error
     assert result.result["value"] == {"greeting": "Hello, Ada!"}
+
+
+async def test_loading_code_mode_leaves_calls_on_the_fast_branch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the kernel's general branch is the only caller of kernel.current: count who goes there
+    general: list[str] = []
+    current = kernel.current
+
+    async def counted(tools: Any, call: ToolCall) -> Any:
+        general.append(call.name)
+        return await current(tools, call)
+
+    monkeypatch.setattr(kernel, "current", counted)
+    config = tmp_path / "cordis.yml"
+    config.write_text(
+        "insert:\n"
+        f"  - {{ id: add, name: {PLUGINS / 'add.py'} }}\n"
+        "  - { id: code, name: 'harness:code', config: {timeout: 20} }\n"
+    )
+    async with Host(config) as host:
+        direct = await host.ctx.tools.execute(ToolCall("a", "add", {"a": 1, "b": 2}))
+        program = await host.ctx.tools.execute(
+            ToolCall("rc", "run_code", {"code": "await add(a=2, b=3)"})
+        )
+    assert direct.result == 3
+    assert program.ok, program.error
+    assert program.result["value"] == 5
+    assert general == []  # no stage listener: run_code and its inner call too
