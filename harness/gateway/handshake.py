@@ -17,10 +17,12 @@ the SDK's ``auto`` mode, which discovers 2026-07-28. A pinned era is used as giv
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any, Literal
 
+import anyio
 import mcp_types as types
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
@@ -29,6 +31,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .failures import Unavailable
 
 Protocol = Literal["auto", "2025-11-25", "2026-07-28"]
+LISTEN_AGAIN = 1.0
+"""Seconds before listening again after a dropped ``subscriptions/listen`` stream."""
+LISTEN_WAIT = 5.0
+"""Seconds the first listing waits for the server to acknowledge the listen."""
 MODERN = "2026-07-28"
 
 Opener = Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]]
@@ -64,6 +70,40 @@ async def connect(
                 f"{client.protocol_version}); set protocol: auto or 2025-11-25"
             )
         yield client
+
+
+async def follow_changes(
+    client: Client,
+    changed: Callable[[], None],
+    listening: anyio.Event,
+    logger: logging.Logger,
+    label: str,
+) -> None:
+    """At 2026-07-28, hear the server's tool list changes: there is no standing stream for
+    ``notifications/tools/list_changed``, so listen for them (``subscriptions/listen``).
+    ``listening`` is set once the server acknowledged (or would not: then this returns), so
+    the first listing follows it and misses no change; after a dropped stream it listens
+    again, and re-lists (a change may have come meanwhile). Returns at once for a
+    2025-11-25 connection."""
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        listening.set()
+        return
+    while True:
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                if listening.is_set():
+                    changed()
+                listening.set()
+                async for _ in events:
+                    changed()
+        except MCPError as exc:
+            logger.info("%s does not announce tool list changes: %s", label, exc.error.message)
+            listening.set()
+            return
+        except Exception as exc:
+            logger.debug("%s: its subscriptions/listen stream ended: %s", label, exc)
+        listening.set()
+        await anyio.sleep(LISTEN_AGAIN)  # not at once: a server dropping it in a loop
 
 
 def _refuses_handshake(exc: BaseException) -> bool:

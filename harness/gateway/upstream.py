@@ -34,7 +34,7 @@ from .callers import Callers, Progress
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
-from .handshake import connect
+from .handshake import LISTEN_WAIT, connect, follow_changes
 from .primitives import Listed, list_primitives
 from .stdio import UNREADABLE_CODE
 from .tokens import TokenRecord
@@ -122,11 +122,20 @@ class Connection:
                 ) as client:
                     self.client = client
                     self.protocol = client.protocol_version
-                    self.tools = await self._list_tools(client)
-                    self.listed = await list_primitives(client, self.config, self.label)
-                    self._scope.deadline = math.inf
-                    self.ready.set()
-                    await self._serve(client)
+                    async with anyio.create_task_group() as watching:
+                        listening = anyio.Event()
+                        watching.start_soon(
+                            follow_changes,
+                            *(client, self.request_relist, listening, self.logger, self.label),
+                        )
+                        with anyio.move_on_after(LISTEN_WAIT):
+                            await listening.wait()
+                        self.tools = await self._list_tools(client)
+                        self.listed = await list_primitives(client, self.config, self.label)
+                        self._scope.deadline = math.inf
+                        self.ready.set()
+                        await self._serve(client)
+                        watching.cancel_scope.cancel()
             if self._scope.cancelled_caught and not self.ready.is_set():
                 self.failure = self._with_stderr(
                     f"did not complete the MCP handshake and tools/list within "

@@ -54,5 +54,5 @@ class ModernOnly:
 
 
 if __name__ == "__main__":
-    app = ModernOnly(server.streamable_http_app(stateless_http=True, json_response=True))
+    app = ModernOnly(server.streamable_http_app(stateless_http=True))
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="info")

@@ -12,7 +12,7 @@ from harness import Host
 from harness.gateway.plugin import supervision
 
 from ..helpers import HARNESS
-from .conftest import PYTHON, fiber_of, stdio_entry, write_config
+from .conftest import PYTHON, Watch, fiber_of, stdio_entry, write_config
 from .test_transports import Process
 
 pytestmark = pytest.mark.anyio
@@ -92,3 +92,21 @@ async def test_the_era_found_and_a_pinned_era(
         old = fiber_of(host, "old")
         assert old.state.value == "failed"
         assert "this server speaks only 2026-07-28" in str(old.error)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_2026_upstreams_tool_list_changes_are_heard(
+    tmp_path: Path, modern_upstream: tuple[str, Path]
+) -> None:
+    """At 2026-07-28 there is no standing stream for list changes: harness listens for them
+    (subscriptions/listen) and re-lists."""
+    url, _ = modern_upstream
+    entry = {"id": "new", "name": "harness:mcp-client", "config": {"url": url}}
+    async with Host(write_config(tmp_path, [entry])) as host:
+        watch = Watch(host)
+        assert "new_added" not in host.tools.list()
+        grown = await host.tools.execute({"id": "1", "name": "new_grow", "args": {}})
+        assert grown.result == {"result": "grown"}
+        await watch.until(lambda: "new_added" in host.tools.list())
+        added = await host.tools.execute({"id": "2", "name": "new_added", "args": {}})
+        assert added.ok

@@ -115,6 +115,7 @@ def long_number() -> int:
 async def grow(ctx: Context) -> str:
     server.add_tool(lambda: "I was added", name="added", description="Added at run time.")
     await ctx.session.send_tool_list_changed()
+    await ctx.notify_tools_changed()  # to 2026-07-28 listeners (subscriptions/listen)
     return "grown"
 
 
