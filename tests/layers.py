@@ -39,7 +39,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "host": ("core", "tools", "resources", "prompts", "loader"),
     "reload": ("core", "tools", "loader", "host"),
     "llm": ("core", "tools"),
-    "gateway": ("core", "tools", "store"),
+    "gateway": ("core", "tools", "resources", "prompts", "store"),
     "code": ("core", "tools"),
     "store": ("core", "tools"),
     "executor": ("core", "tools", "host"),

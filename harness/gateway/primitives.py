@@ -7,7 +7,9 @@ capabilities); :class:`Primitives` registers each as a resource or prompt of the
   text as text and a blob as bytes. A URI or template another entry holds already is this
   entry's problem (listed by ``harness check``), not a crash;
 - a prompt takes the entry's prefix, and ``include``/``exclude`` apply to it; getting it gets
-  the upstream's (``prompts/get``), its messages' blocks as harness's render blocks.
+  the upstream's (``prompts/get``), its messages' blocks as harness's render blocks;
+- a template's variables and a prompt's arguments complete as the upstream completes them
+  (``completion/complete``), when it declares ``completions``.
 
 An upstream ``resources/list_changed`` or ``prompts/list_changed`` re-lists (coalesced with
 the tools' re-list), and ``resources/updated`` is passed on to harness's subscribers.
@@ -32,6 +34,7 @@ from mcp.shared.exceptions import MCPError
 from ..errors import ContentError, DefinitionError, NameConflict, NotFound
 from ..prompts.define import define_prompt
 from ..resources.define import define_resource
+from ..resources.template import UriTemplate
 from .names import selected
 from .results import block_of
 
@@ -159,7 +162,13 @@ class Primitives:
             target = holder[0].template.expand(params) if params else str(uri)
             return await self._read(target)
 
+        complete = None
+        if isinstance(item, types.ResourceTemplate) and self._completes():
+            ref = types.ResourceTemplateReference(type="ref/resource", uri=str(uri))
+            variables = UriTemplate.parse(str(uri)).variables
+            complete = {name: partial(self._complete, ref, name) for name in variables}
         definition = define_resource(
+            complete=complete,
             uri=str(uri),
             name=item.name,
             description=(item.description or item.title or item.name).strip()
@@ -216,13 +225,41 @@ class Primitives:
                 for message in result.messages
             ]
 
+        complete = None
+        if self._completes():
+            ref = types.PromptReference(type="ref/prompt", name=prompt.name)
+            complete = {name: partial(self._complete, ref, name) for name in arguments}
         return define_prompt(
+            complete=complete,
             name=f"{self.prefix}{prompt.name}",
             description=(prompt.description or prompt.title or prompt.name).strip(),
             render=render,
             arguments=arguments,
             title=prompt.title,
         )
+
+    def _completes(self) -> bool:
+        client = self.connection.client
+        return client is not None and client.server_capabilities.completions is not None
+
+    async def _complete(
+        self,
+        ref: types.ResourceTemplateReference | types.PromptReference,
+        name: str,
+        prefix: str,
+        args: dict[str, str],
+    ) -> list[str]:
+        """The upstream's completions of argument ``name`` from ``prefix``."""
+        client = self.connection.client
+        if client is None:
+            return []
+        try:
+            result = await client.complete(ref, {"name": name, "value": prefix}, dict(args))
+        except MCPError as exc:
+            raise ContentError(
+                f"{self.connection.label} answered completion/complete with an error: {exc}"
+            ) from None
+        return list(result.completion.values)
 
 
 def _print(item: Any) -> str:

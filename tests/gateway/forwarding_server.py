@@ -9,7 +9,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resources.types import TextResource
 from mcp.shared.exceptions import MCPError
-from mcp_types import SamplingMessage, TextContent
+from mcp_types import Completion, ResourceTemplateReference, SamplingMessage, TextContent
 from pydantic import BaseModel, Field
 
 server = MCPServer("forwarding-upstream")
@@ -78,6 +78,17 @@ def person(name: str) -> str:
 @server.prompt(description="Review a piece of code.")
 def review(code: str, focus: str = "correctness") -> str:
     return f"Review this code for {focus}:\n\n{code}"
+
+
+@server.completion()
+async def complete(ref: object, argument: object, context: object) -> Completion:
+    typed = str(getattr(argument, "value", ""))
+    known = getattr(context, "arguments", None) or {}
+    if isinstance(ref, ResourceTemplateReference):
+        names = ["ada", "adele", "bo"]
+    else:
+        names = ["correctness", "clarity", "speed"] if known.get("code") else ["none"]
+    return Completion(values=[name for name in names if name.startswith(typed)])
 
 
 @server.tool(description="Add the resource notes://added and announce the change.")

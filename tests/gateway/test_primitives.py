@@ -71,6 +71,27 @@ async def test_an_sdk_client_downstream_reads_and_gets_them(tmp_path: Path) -> N
     assert message.content.text == "Review this code for speed:\n\nf()"
 
 
+async def test_completions_are_the_upstream_s(tmp_path: Path) -> None:
+    async with Host(write_config(tmp_path, [entry()])) as host:
+        surface = McpSurface(host.ctx)
+        surface.attach()
+        async with SdkClient(surface.server, mode="legacy") as client:
+            with anyio.fail_after(30):
+                people = await client.complete(
+                    types.ResourceTemplateReference(
+                        type="ref/resource", uri="notes://people/{name}"
+                    ),
+                    {"name": "name", "value": "ad"},
+                )
+                focus = await client.complete(
+                    types.PromptReference(type="ref/prompt", name="up_review"),
+                    {"name": "focus", "value": "c"},
+                    {"code": "x = 1"},  # the other arguments reach the upstream too
+                )
+    assert people.completion.values == ["ada", "adele"]
+    assert focus.completion.values == ["correctness", "clarity"]
+
+
 async def test_a_uri_two_entries_share_is_the_later_entry_s_problem(tmp_path: Path) -> None:
     entries = [entry(), {**entry(), "id": "again"}]
     async with Host(write_config(tmp_path, entries)) as host:
