@@ -18,12 +18,13 @@ from mcp.shared.exceptions import MCPError
 from ..context import Context
 from ..errors import ContextDisposed, ToolConflict
 from ..tools.call_context import CallContext
+from ..tools.calls import ToolResult
 from ..tools.definition import ToolAnnotations, ToolDefinition
 from .callers import Callers, Progress
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable
 from .names import mount_name, selected
-from .results import Invalid, Reply, UpstreamToolError, check_output, convert, render
+from .results import Invalid, Reply, UpstreamToolError, check_output, convert, result_of
 from .schema import (
     UnusableSchema,
     bound_description,
@@ -156,7 +157,6 @@ class Mount:
             parameters=parameters,
             execute=execute,
             output_schema=returns,
-            render=render,
             timeout=self.config.timeout,
             concurrency_safe=bool(marks.read_only),
             annotations=marks,
@@ -170,12 +170,14 @@ class Mount:
 
     async def call(
         self, name: str, upstream: str, args: dict[str, Any], call: CallContext | None = None
-    ) -> Reply | Invalid:
+    ) -> ToolResult | Reply | Invalid:
         """Forward one validated call upstream (the local pipeline has run already); the
-        server's progress, logs and requests meanwhile go to ``call``'s caller."""
-        if call is not None:
-            return await self.callers.during(call, partial(self._forward, upstream, args))
-        return await self._forward(upstream, args)
+        server's progress, logs and requests meanwhile go to ``call``'s caller. The call's
+        result, with the upstream's blocks as they were (without a context: the value)."""
+        if call is None:
+            return await self._forward(upstream, args)
+        reply = await self.callers.during(call, partial(self._forward, upstream, args))
+        return result_of(call.call, reply)
 
     async def _forward(
         self, upstream: str, args: dict[str, Any], progress: Progress | None = None

@@ -11,26 +11,25 @@ Blocks: ``text`` → ``{"type": "text", "text"}``; ``image`` and ``audio`` → `
 "mime_type", "description", "title"]}``; an embedded ``resource`` → ``{"type": "resource",
 "uri"[, "mime_type"], "text" | "data"}``. A result larger than ``max_result_bytes`` is refused.
 
-A mounted tool's body returns a :class:`Reply` (value and blocks); :func:`check_output`
-hands the value on and keeps the blocks for :func:`render`, so the caller sees the upstream's
-blocks as they were.
+A mounted tool's body makes its own result (:func:`result_of`): the value and the upstream's
+blocks as they were, so nothing is rendered again. Called without a context (Python, on the
+definition itself) it returns the value, through :func:`check_output`.
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 
+from ..tools.calls import ToolCall, ToolResult
 from ..tools.definition import OutputMismatch
-from ..tools.render import default_text
+from ..tools.jsonvalue import is_json, problem
 
-_rendered: contextvars.ContextVar[tuple[Any, list[dict[str, Any]]] | None] = contextvars.ContextVar(
-    "harness_gateway_rendered", default=None
-)
+_log = logging.getLogger("harness.gateway")
 
 
 class UpstreamToolError(Exception):
@@ -53,23 +52,29 @@ class Invalid:
 
 
 def check_output(value: Any) -> Any:
-    """A mounted tool's output check: a :class:`Reply`'s value (its blocks kept for
-    :func:`render`), an :class:`Invalid`'s message as the mismatch."""
+    """A mounted tool's output check, for a body run without a context: a :class:`Reply`'s
+    value, an :class:`Invalid`'s message as the mismatch."""
     if isinstance(value, Invalid):
         raise OutputMismatch(value.message)
     if isinstance(value, Reply):
-        _rendered.set((value.value, value.blocks))
         return value.value
     return value
 
 
-def render(value: Any) -> list[dict[str, Any]]:
-    """A mounted tool's render: the upstream's own blocks for the value just checked."""
-    stash = _rendered.get()
-    if stash is not None and stash[0] is value:
-        _rendered.set(None)
-        return stash[1]
-    return [{"type": "text", "text": default_text(value)}]
+def result_of(call: ToolCall, reply: Reply | Invalid) -> ToolResult:
+    """The result of ``call``: the upstream's value and blocks, each sent once."""
+    if isinstance(reply, Reply):
+        wrong = problem(reply.value) if not is_json(reply.value) else None
+        wrong = wrong or (problem(reply.blocks) if not is_json(reply.blocks) else None)
+        if wrong is None:
+            return ToolResult(call.id, call.name, reply.value, reply.blocks)
+        message = f"the result is not valid JSON: {wrong}"
+    else:
+        message = reply.message
+    _log.warning("tool %r returned invalid output: %s", call.name, message)
+    return ToolResult.failure(
+        call, "invalid_output", f"Tool {call.name} returned invalid output: {message}"
+    )
 
 
 def convert(result: types.CallToolResult, limit: int) -> tuple[Any, list[dict[str, Any]]]:
