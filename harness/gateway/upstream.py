@@ -1,10 +1,11 @@
 """One connection to an upstream MCP server, through the official SDK's ``Client``.
 
 The connection lives in a background task (the SDK's context managers must be entered and
-left in one task). It starts the server (stdio) or reaches it (streamable HTTP), performs
-the initialize handshake, lists the tools, and then waits: an upstream
-``notifications/tools/list_changed`` re-lists, the end of the transport (the process exited,
-the HTTP server went away) ends the connection with a message saying what happened.
+left in one task). It starts the server (stdio) or reaches it (streamable HTTP), settles the
+protocol era by the handshake (:mod:`.handshake`), lists the tools, and then waits: a tool
+list change (``notifications/tools/list_changed``, or a 2026-07-28 listen event) re-lists,
+the end of the transport (the process exited, the HTTP server went away) ends the
+connection with a message saying what happened.
 
 The transport itself (the server process and its stderr, or the HTTP client) is opened by
 :mod:`.transport`; what goes wrong is said by :mod:`.failures`. Between the transport and the

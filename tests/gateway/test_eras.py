@@ -110,3 +110,42 @@ async def test_a_2026_upstreams_tool_list_changes_are_heard(
         await watch.until(lambda: "new_added" in host.tools.list())
         added = await host.tools.execute({"id": "2", "name": "new_added", "args": {}})
         assert added.ok
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_session_is_kept_where_the_upstream_has_one(
+    tmp_path: Path, modern_upstream: tuple[str, Path]
+) -> None:
+    """At 2025-11-25 over HTTP every request carries the session the handshake opened; a
+    2026-07-28 upstream has none."""
+    served = Process(
+        [PYTHON, str(Path(__file__).with_name("upstream_server.py")), "http", "0"],
+        r"Uvicorn running on (http://\S+)",
+        cwd=tmp_path,
+    )
+    try:
+        assert served.match is not None
+        entries = [
+            {
+                "id": "old",
+                "name": "harness:mcp-client",
+                "config": {"url": served.match[1] + "/mcp"},
+            },
+            {"id": "new", "name": "harness:mcp-client", "config": {"url": modern_upstream[0]}},
+        ]
+        async with Host(write_config(tmp_path, entries)) as host:
+            seen = {}
+            for entry in ("old", "new"):
+                ids = []
+                for index in range(2):
+                    call = {"id": f"{entry}{index}", "name": f"{entry}_header"}
+                    result = await host.tools.execute({**call, "args": {"name": "mcp-session-id"}})
+                    ids.append(result.result)
+                seen[entry] = ids
+    finally:
+        served.close()
+    first = seen["old"][0]
+    assert first is not None
+    assert first != {"result": "None"}
+    assert seen["old"] == [first, first]
+    assert seen["new"] == [{"result": "None"}, {"result": "None"}]
