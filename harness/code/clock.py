@@ -109,4 +109,6 @@ class ProgramClient(Client):
         await self.client.log(ctx, level, message, data)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "client":  # not set yet (a copy being made): no loop through here
+            raise AttributeError(name)
         return getattr(self.client, name)  # what a surface's own client adds
