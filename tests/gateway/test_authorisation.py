@@ -87,7 +87,8 @@ INITIALIZED = {
 ECHO = {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}
 SAID = (
     "MCP server 'remote': the server requires authorisation: {url} answered HTTP 401 "
-    f"({CHALLENGE}); set the credentials it expects in the entry's headers, e.g. "
+    f"({CHALLENGE}); for OAuth, set oauth: true on entry 'remote' and run "
+    "`harness auth remote`; else set the credentials it expects in the entry's headers, e.g. "
     'headers: {{Authorization: "Bearer ${{TOKEN}}"}}'
 )
 
