@@ -36,6 +36,7 @@ from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
 from .handshake import LISTEN_WAIT, connect, follow_changes
+from .http import CALL_REFUSAL, Refusal
 from .primitives import Listed, list_primitives
 from .stdio import UNREADABLE_CODE
 from .tokens import TokenRecord
@@ -221,6 +222,8 @@ class Connection:
         client = self.client
         if client is None:
             raise Unavailable(f"{self.label} is not connected: {self.failure or 'starting'}")
+        refused = Refusal()
+        mine = CALL_REFUSAL.set(refused)
         try:
             return await client.call_tool(name, args, progress_callback=progress)
         except MCPError as exc:
@@ -229,7 +232,8 @@ class Connection:
                 raise TooLarge(cut) from None
             if exc.code == UNREADABLE_CODE:
                 raise Unavailable(f"{self.label}: {exc.error.message}") from None
-            refusal = unauthorised(self._transport.refusal, self.config, self._transport.entry)
+            met = refused if refused.status else self._transport.refusal
+            refusal = unauthorised(met, self.config, self._transport.entry)
             if refusal is not None:
                 raise Unavailable(f"{self.label}: {refusal}") from None
             if exc.code == types.CONNECTION_CLOSED:
@@ -241,6 +245,8 @@ class Connection:
                     + self._transport.stderr.note()
                 ) from None
             raise
+        finally:
+            CALL_REFUSAL.reset(mine)
 
     # -- the transport ---------------------------------------------------------------------
 
