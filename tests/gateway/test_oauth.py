@@ -264,7 +264,8 @@ def test_tokens_are_refreshed_a_minute_before_they_expire_or_half_way() -> None:
 def test_the_sdk_provider_steps_harness_overrides_are_still_there() -> None:
     """harness.gateway.auth.EntryOAuth overrides these private steps of SDK 2.3's provider:
     an SDK that renames them fails here, by name, instead of tokens silently expiring."""
-    for name in ("_initialize", "_handle_token_response", "_handle_refresh_response"):
+    steps = ("_initialize", "_handle_token_response", "_handle_refresh_response")
+    for name in (*steps, "_auth_flow", "_perform_authorization"):
         assert callable(getattr(OAuthClientProvider, name, None)), name
     provider = OAuthClientProvider.__init__.__code__.co_varnames
     assert "storage" in provider
