@@ -44,6 +44,21 @@ SQLITE: tuple[tuple[str, ...], ...] = (
             updated_at REAL NOT NULL
         )""",
     ),
+    (  # 4: agent sessions' events (agent.sessions: a store URL) and who runs their turns
+        """CREATE TABLE session_events (
+            session TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            time TEXT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            turn INTEGER NOT NULL
+        )""",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -80,6 +95,21 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             name TEXT PRIMARY KEY,
             value TEXT NOT NULL,
             updated_at DOUBLE PRECISION NOT NULL
+        )""",
+    ),
+    (
+        """CREATE TABLE session_events (
+            session TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            type TEXT NOT NULL,
+            time TEXT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            turn INTEGER NOT NULL
         )""",
     ),
 )
