@@ -44,6 +44,26 @@ SQLITE: tuple[tuple[str, ...], ...] = (
             updated_at REAL NOT NULL
         )""",
     ),
+    (  # 4: MCP tasks (the io.modelcontextprotocol/tasks extension)
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            tool TEXT NOT NULL,
+            status TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            client TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            ttl_ms INTEGER,
+            expires_at REAL,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            message TEXT,
+            result TEXT,
+            error TEXT,
+            input_requests TEXT,
+            input_responses TEXT
+        )""",
+        "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -81,6 +101,26 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             value TEXT NOT NULL,
             updated_at DOUBLE PRECISION NOT NULL
         )""",
+    ),
+    (
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            tool TEXT NOT NULL,
+            status TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            client TEXT,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            ttl_ms INTEGER,
+            expires_at DOUBLE PRECISION,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            message TEXT,
+            result TEXT,
+            error TEXT,
+            input_requests TEXT,
+            input_responses TEXT
+        )""",
+        "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
     ),
 )
 """PostgreSQL's migrations, version for version the same tables as :data:`SQLITE`."""
