@@ -44,7 +44,27 @@ SQLITE: tuple[tuple[str, ...], ...] = (
             updated_at REAL NOT NULL
         )""",
     ),
-    (  # 4: agent sessions' events (agent.sessions: a store URL) and who runs their turns
+    (  # 4: MCP tasks (the io.modelcontextprotocol/tasks extension)
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            tool TEXT NOT NULL,
+            status TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            client TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            ttl_ms INTEGER,
+            expires_at REAL,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            message TEXT,
+            result TEXT,
+            error TEXT,
+            input_requests TEXT,
+            input_responses TEXT
+        )""",
+        "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
+    ),
+    (  # 5: agent sessions' events (agent.sessions: a store URL) and who runs their turns
         """CREATE TABLE session_events (
             session TEXT NOT NULL,
             seq INTEGER NOT NULL,
@@ -98,6 +118,25 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
         )""",
     ),
     (
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            tool TEXT NOT NULL,
+            status TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            client TEXT,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            ttl_ms INTEGER,
+            expires_at DOUBLE PRECISION,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            message TEXT,
+            result TEXT,
+            error TEXT,
+            input_requests TEXT,
+            input_responses TEXT
+        )""",
+        "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
+    ),
         """CREATE TABLE session_events (
             session TEXT NOT NULL,
             seq BIGINT NOT NULL,
