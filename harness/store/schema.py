@@ -137,6 +137,7 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
     ),
+    (
         """CREATE TABLE session_events (
             session TEXT NOT NULL,
             seq BIGINT NOT NULL,
