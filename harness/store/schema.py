@@ -64,6 +64,21 @@ SQLITE: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
     ),
+    (  # 5: agent sessions' events (agent.sessions: a store URL) and who runs their turns
+        """CREATE TABLE session_events (
+            session TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            time TEXT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            turn INTEGER NOT NULL
+        )""",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -121,6 +136,21 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             input_responses TEXT
         )""",
         "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
+    ),
+    (
+        """CREATE TABLE session_events (
+            session TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            type TEXT NOT NULL,
+            time TEXT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            turn INTEGER NOT NULL
+        )""",
     ),
 )
 """PostgreSQL's migrations, version for version the same tables as :data:`SQLITE`."""
