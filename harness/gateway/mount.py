@@ -33,6 +33,7 @@ from .schema import (
     compile_checker,
     input_schema,
     output_schema,
+    upstream_icons,
 )
 from .upstream import Connection
 
@@ -166,6 +167,7 @@ class Mount:
             check_output=check_output,
             is_async=True,
             takes_context=True,  # the server's questions go to the caller's person
+            icons=upstream_icons(tool, self.config.max_schema_bytes),
         )
 
     # -- calls -----------------------------------------------------------------------------
@@ -189,13 +191,19 @@ class Mount:
         progress: Progress | None = None,
         call: CallContext | None = None,
     ) -> Reply | Invalid:
-        declared = _declared(call)
+        declared, level = _declared(call), _level(call)
 
         async def send(
             responses: dict[str, Any] | None, state: str | None
         ) -> types.CallToolResult | types.InputRequiredResult:
             return await self.connection.call(
-                upstream, args, progress, responses=responses, state=state, declared=declared
+                upstream,
+                args,
+                progress,
+                responses=responses,
+                state=state,
+                declared=declared,
+                level=level,
             )
 
         try:
@@ -229,6 +237,18 @@ def _declared(call: CallContext | None) -> frozenset[str] | None:
         for name in ("elicitation", "sampling", "roots")
         if getattr(capabilities, name, None) is not None
     )
+
+
+def _level(call: CallContext | None) -> str | None:
+    """The least severe upstream log the caller takes: an MCP client's level (None: it asked
+    for none), ``info`` for any other caller (its logs are events), None without a caller."""
+    if call is None:
+        return None
+    if call.surface != "mcp":
+        return "info"
+    minimum = getattr(call.client, "minimum", None)
+    level = minimum() if callable(minimum) else None
+    return level if isinstance(level, str) else None
 
 
 def _missing(call: CallContext, exc: MCPError) -> None:

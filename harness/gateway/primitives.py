@@ -40,6 +40,7 @@ from ..tools.call_context import CallContext
 from .names import selected
 from .results import UpstreamToolError, block_of
 from .rounds import through
+from .schema import upstream_icons
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -179,6 +180,7 @@ class Primitives:
             read=read,
             mime_type=mime,
             title=item.title,
+            icons=upstream_icons(item, self.config.max_schema_bytes),
         )
         holder.append(definition)
         return definition
@@ -254,6 +256,7 @@ class Primitives:
             render=renders,
             arguments=arguments,
             title=prompt.title,
+            icons=upstream_icons(prompt, self.config.max_schema_bytes),
         )
 
     def _completes(self) -> bool:

@@ -30,6 +30,8 @@ import mcp_types as types
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types import LOG_LEVEL_META_KEY
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .callers import Callers, Progress
 from .caps import Caps, cut_reason
@@ -222,15 +224,21 @@ class Connection:
         responses: dict[str, Any] | None = None,
         state: str | None = None,
         declared: frozenset[str] | None = None,
+        level: str | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Call upstream tool ``name`` (its progress to ``progress``), with the answers and
         state of an input round (:mod:`.rounds`); ``declared`` narrows the capabilities a
-        2026-07-28 request says its client has to the caller's. An ``InputRequiredResult``
-        is returned, not answered. Raise :class:`Unavailable` when not connected."""
+        2026-07-28 request says its client has to the caller's, and ``level`` is the least
+        severe log it asks for (None: none). An ``InputRequiredResult`` is returned, not
+        answered. Raise :class:`Unavailable` when not connected."""
         client = self.client
         if client is None:
             raise Unavailable(f"{self.label} is not connected: {self.failure or 'starting'}")
-        meta = None if declared is None else {CALLER_CAPABILITIES: sorted(declared)}
+        meta: dict[str, Any] = {}
+        if declared is not None:
+            meta[CALLER_CAPABILITIES] = sorted(declared)
+        if level is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            meta[LOG_LEVEL_META_KEY] = level  # 2026-07-28 logs are asked for per request
         try:
             return await client.session.call_tool(
                 name,
@@ -238,7 +246,7 @@ class Connection:
                 progress_callback=progress,
                 input_responses=responses,  # the wire's JSON, validated by the SDK
                 request_state=state,
-                meta=meta,  # type: ignore[arg-type]
+                meta=meta or None,  # type: ignore[arg-type]
                 allow_input_required=True,
             )
         except MCPError as exc:

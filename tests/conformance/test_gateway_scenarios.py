@@ -11,9 +11,10 @@ running instead (docs/gateway.md says how). Each era gets one reference, and:
   ones it passes is measured, not written down;
 - through the gateway: every scenario runs against a fresh ``harness run`` of a project
   whose only entry mounts the reference (``harness:mcp-client``, ``prefix: ""`` so the
-  scenarios' fixed tool and prompt names are the upstream's), speaking to it at the
-  scenario's era (``protocol: auto`` at 2025-11-25, ``2026-07-28`` at 2026-07-28, where
-  the reference keeps its input-round fixtures).
+  scenarios' fixed tool and prompt names are the upstream's). The 2026-07-28 scenarios
+  reach the reference at 2026-07-28 (where the suite's reference keeps its input-round
+  fixtures); the 2025-11-25 ones both ways, ``protocol: auto`` (the handshake era) and
+  ``2026-07-28`` (the upstream's input rounds answered mid-call by a 2025-11-25 client).
 
 Each scenario is one test: through the gateway it passes wherever the reference passes
 alone, and a failure names the suite's failed checks. The scenarios run concurrently, as in
@@ -40,18 +41,28 @@ FIXTURES = ROOT / "examples" / "conformance"
 REFERENCE = os.environ.get("HARNESS_CONFORMANCE_REFERENCE")
 """The URL of a reference server already running (default: harness's fixture project)."""
 JOBS = int(os.environ.get("HARNESS_CONFORMANCE_JOBS", "0")) or min(8, 2 * (os.cpu_count() or 1))
-PROTOCOL = {"2025-11-25": "auto", "2026-07-28": "2026-07-28"}
-"""The ``protocol`` of the gateway's entry for each era's scenarios."""
+PROTOCOLS = {"2025-11-25": ("auto", "2026-07-28"), "2026-07-28": ("2026-07-28",)}
+"""The ``protocol`` of the gateway's entry, each tried for each era's scenarios."""
+
+
+def cases(suite: Suite) -> list[tuple[str, str, str]]:
+    """Every (era, entry protocol, scenario) this file runs."""
+    return [
+        (era, protocol, name)
+        for era in ERAS
+        for protocol in PROTOCOLS[era]
+        for name in server_scenarios(suite, era)
+    ]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "scenario" in metafunc.fixturenames:
-        suite = install()
-        cases = [(era, name) for era in ERAS for name in server_scenarios(suite, era)]
-        metafunc.parametrize("scenario", cases, ids=[f"{era}-{name}" for era, name in cases])
+        found = cases(install())
+        ids = [f"{era}-via-{protocol}-{name}" for era, protocol, name in found]
+        metafunc.parametrize("scenario", found, ids=ids)
 
 
-def gateway_project(folder: Path, url: str, era: str) -> Path:
+def gateway_project(folder: Path, url: str, protocol: str) -> Path:
     """A project whose only entry mounts the MCP server at ``url``, names kept."""
     folder.mkdir(parents=True)
     (folder / "cordis.yml").write_text(
@@ -61,15 +72,15 @@ def gateway_project(folder: Path, url: str, era: str) -> Path:
         "    config:\n"
         f"      url: {url}\n"
         '      prefix: ""\n'
-        f'      protocol: "{PROTOCOL[era]}"\n'
+        f'      protocol: "{protocol}"\n'
     )
     return folder
 
 
-def through_gateway(suite: Suite, era: str, scenario: str, url: str) -> Outcome:
+def through_gateway(suite: Suite, era: str, protocol: str, scenario: str, url: str) -> Outcome:
     """One scenario against a fresh ``harness run`` in front of the reference at ``url``."""
     with tempfile.TemporaryDirectory(prefix="conformance-gateway-") as folder:
-        project = gateway_project(Path(folder) / "project", url, era)
+        project = gateway_project(Path(folder) / "project", url, protocol)
         process, port = start_harness_run(project, dict(os.environ))
         try:
             return run_server_scenario(suite, era, scenario, f"http://127.0.0.1:{port}/mcp")
@@ -78,11 +89,12 @@ def through_gateway(suite: Suite, era: str, scenario: str, url: str) -> Outcome:
 
 
 @dataclass(frozen=True)
-class Pair:
-    """One scenario, alone and through the gateway."""
+class Runs:
+    """Every scenario alone (by era and name) and through the gateway (by era, protocol
+    and name)."""
 
-    alone: Future[Outcome]
-    through: Future[Outcome]
+    alone: dict[tuple[str, str], Future[Outcome]]
+    through: dict[tuple[str, str, str], Future[Outcome]]
 
 
 @pytest.fixture(scope="module")
@@ -101,37 +113,47 @@ def references(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def outcomes(references: str) -> Iterator[dict[tuple[str, str], Pair]]:
-    """Every scenario of both eras, alone and through the gateway, on :data:`JOBS` threads."""
+def outcomes(references: str) -> Iterator[Runs]:
+    """Every scenario, alone and through the gateway, on :data:`JOBS` threads."""
     suite = install()
     with ThreadPoolExecutor(JOBS, thread_name_prefix="conformance-gateway") as pool:
-        yield {
-            (era, name): Pair(
-                pool.submit(run_server_scenario, suite, era, name, references),
-                pool.submit(through_gateway, suite, era, name, references),
-            )
-            for era in ERAS
-            for name in server_scenarios(suite, era)
-        }
+        yield Runs(
+            {
+                (era, name): pool.submit(run_server_scenario, suite, era, name, references)
+                for era in ERAS
+                for name in server_scenarios(suite, era)
+            },
+            {
+                (era, protocol, name): pool.submit(
+                    through_gateway, suite, era, protocol, name, references
+                )
+                for era, protocol, name in cases(suite)
+            },
+        )
 
 
 def test_the_scenario_passes_through_the_gateway_where_the_reference_does(
-    scenario: tuple[str, str], outcomes: dict[tuple[str, str], Pair]
+    scenario: tuple[str, str, str], outcomes: Runs
 ) -> None:
-    pair = outcomes[scenario]
-    alone, through = pair.alone.result(timeout=900), pair.through.result(timeout=900)
+    era, protocol, name = scenario
+    alone = outcomes.alone[era, name].result(timeout=900)
+    through = outcomes.through[scenario].result(timeout=900)
     assert through.ok or not alone.ok, (
-        f"{scenario[0]} {scenario[1]} passes against the reference alone, but through the "
-        "gateway it failed:\n  " + "\n  ".join(through.failures)
+        f"{era} {name} passes against the reference alone, but through the gateway (protocol "
+        f"{protocol}) it failed:\n  " + "\n  ".join(through.failures)
     )
 
 
-def test_the_gateway_passes_as_many_as_the_reference(
-    outcomes: dict[tuple[str, str], Pair],
-) -> None:
+def test_the_gateway_passes_as_many_as_the_reference(outcomes: Runs) -> None:
+    for (era, name), future in outcomes.alone.items():
+        assert future.result(timeout=900).passed > 0, f"{era} {name}: no check ran alone"
     for era in ERAS:
-        pairs = [pair for (of, _), pair in outcomes.items() if of == era]
-        alone = sum(pair.alone.result(timeout=900).ok for pair in pairs)
-        through = sum(pair.through.result(timeout=900).ok for pair in pairs)
+        alone = sum(f.result(timeout=900).ok for (of, _), f in outcomes.alone.items() if of == era)
         assert alone > 0, f"{era}: the reference passed no scenario alone"
-        assert through >= alone, f"{era}: {through}/{len(pairs)} through, {alone} alone"
+        for protocol in PROTOCOLS[era]:
+            through = sum(
+                future.result(timeout=900).ok
+                for (of, via, _), future in outcomes.through.items()
+                if (of, via) == (era, protocol)
+            )
+            assert through >= alone, f"{era} via {protocol}: {through} passed, {alone} alone"
