@@ -44,6 +44,15 @@ SQLITE: tuple[tuple[str, ...], ...] = (
             updated_at REAL NOT NULL
         )""",
     ),
+    (  # 4: run_code programs paused on an approval (harness.code)
+        """CREATE TABLE programs (
+            key TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            snapshot BLOB NOT NULL,
+            owner TEXT NOT NULL,
+            paused_at REAL NOT NULL
+        )""",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -80,6 +89,15 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             name TEXT PRIMARY KEY,
             value TEXT NOT NULL,
             updated_at DOUBLE PRECISION NOT NULL
+        )""",
+    ),
+    (
+        """CREATE TABLE programs (
+            key TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            snapshot BYTEA NOT NULL,
+            owner TEXT NOT NULL,
+            paused_at DOUBLE PRECISION NOT NULL
         )""",
     ),
 )

@@ -1,8 +1,8 @@
 """The test tools of the journal's process tests (copied into each test's project).
 
-``charge`` and ``reserve`` (idempotent) append a line to ``effects.txt`` beside the plugin,
-then wait while a ``hold`` file is there: a test cuts a call off inside its body by killing
-the process once the line is written.
+``charge``, ``append`` and ``reserve`` (idempotent) append a line to ``effects.txt`` beside
+the plugin, then wait while a ``hold`` file is there: a test cuts a call off inside its body
+by killing the process once the line is written.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def effect(kind: str) -> Any:
             if not (HERE / "hold").exists():
                 break
             await anyio.sleep(0.02)
-        return f"{kind}d {args['amount']}"
+        return f"{kind}{'ed' if kind.endswith('d') else 'd'} {args['amount']}"
 
     return run
 
@@ -36,6 +36,11 @@ def apply(ctx: Context) -> None:
     ctx.tools.register(
         define_tool(
             name="charge", description="Charge", parameters=AMOUNT, execute=effect("charge")
+        )
+    )
+    ctx.tools.register(
+        define_tool(
+            name="append", description="Append", parameters=AMOUNT, execute=effect("append")
         )
     )
     ctx.tools.register(
