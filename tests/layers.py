@@ -46,7 +46,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "testing": (),
     "demo": ("testing",),
     "mcp": ("core", "tools", "resources", "prompts"),
-    "agent": ("core", "tools", "llm", "loader"),
+    "agent": ("core", "tools", "llm", "loader", "store"),
     "web": ("core", "tools", "loader", "host", "mcp.hosts", "mcp.auth"),
     "cli": (
         "core",

@@ -54,6 +54,11 @@ class Database:
         """``operation(connection)`` as one transaction."""
         raise NotImplementedError
 
+    def run_now(self, operation: Callable[[Any], T]) -> T:
+        """``operation(connection)`` as one transaction, blocking the caller: for the few
+        reads a synchronous API makes (a session's events), each one short query."""
+        raise NotImplementedError
+
     async def is_alive(self, owner: str) -> bool:
         """Whether the process ``owner`` still holds the store (True for this one)."""
         raise NotImplementedError
