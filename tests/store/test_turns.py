@@ -74,6 +74,16 @@ async def finished(port: int, session: str) -> list[dict[str, Any]]:
                 await anyio.sleep(0.1)
 
 
+async def asked(server: ScriptedServer, count: int) -> None:
+    """Wait (30 s at most) until the model was asked ``count`` times: a turn goes on without
+    anyone opening its session."""
+    with anyio.fail_after(30):
+        while True:
+            if len(server.requests) >= count:
+                return
+            await anyio.sleep(0.05)
+
+
 async def cut_off(folder: Path, port: int, process: Any) -> str:
     """Start a turn whose second step runs charge 3 (it finishes) and charge 2 (held in its
     body), and ``kill -9`` the process before the step's results are recorded."""
@@ -115,6 +125,7 @@ async def test_a_turn_cut_off_by_kill_9_is_finished_by_the_next_run(tmp_path: Pa
             kill_9(process)
         process, port = start_harness_run(folder, environment(), web=True)
         try:
+            await asked(server, 3)  # at start-up
             events = await finished(port, session)
         finally:
             stop(process)
@@ -132,6 +143,7 @@ async def test_a_turn_of_a_killed_replica_is_finished_by_the_other(
         b, port_b = start_harness_run(folder, environment(), web=True)
         try:
             session = await cut_off(folder, port_a, a)
+            await asked(server, 3)  # by the live replica, within its sweep
             events = await finished(port_b, session)
         finally:
             kill_9(a)
