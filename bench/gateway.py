@@ -11,11 +11,15 @@ ms per call):
   pipeline and calls the upstream — the same shape as the fastmcp case;
 - fastmcp proxy: fastmcp's ``Client`` in memory to ``create_proxy(upstream)``.
 
+Each transport runs twice: a plain call (``echo``), and with forwarding on (``chatter``:
+the upstream reports progress and logs during the call, and every client takes both).
+
 The added latency of a gateway is its time minus the direct time.
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 import subprocess
 import sys
@@ -25,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -78,54 +83,121 @@ def _start_http() -> tuple[subprocess.Popen[str], str]:
     return process, f"http://127.0.0.1:{port}/mcp"
 
 
-async def _measure(label: str, target: Any, config: dict[str, Any], fast_target: Any) -> None:
+CHATTER = 3
+"""Progress notifications and log messages the upstream sends per forwarded call (each)."""
+
+
+async def _measure(
+    label: str, target: Any, config: dict[str, Any], fast_target: Any, forwarding: bool = False
+) -> None:
+    """One interleaved run. With ``forwarding``, the tool called is ``chatter``: the upstream
+    reports progress and logs ``CHATTER`` times each during the call, and every client
+    asks for both (a progress callback, a log handler), so each gateway forwards them."""
     from fastmcp import Client as FastClient
     from fastmcp.server import create_proxy
 
-    args = {"text": "hi"}
+    tool, args, value = "echo", {"text": "hi"}, {"result": "hi"}
+    if forwarding:
+        tool, args, value = "chatter", {"count": CHATTER}, {"result": "chattered"}
+    seen = dict.fromkeys(("direct", "harness", "fastmcp"), 0)
+
+    def counter(who: str) -> Callable[..., Awaitable[None]]:
+        async def count(*_: Any) -> None:
+            seen[who] += 1
+
+        return count
+
+    def hooks(who: str) -> dict[str, Any]:
+        return {"logging_callback": counter(who)} if forwarding else {}
+
+    def progress(who: str) -> dict[str, Any]:
+        return {"progress_callback": counter(who)} if forwarding else {}
+
+    failed = _FailedCallbacks()  # fastmcp's proxy failing to forward a log (counted)
+    logging.getLogger("client").addFilter(failed)
     async with Context() as root:
         await root.plugin(ToolsService)
-        await root.plugin(mcp_client, config, name="up")
+        await root.plugin(mcp_client, {**config, "max_notifications": 1_000_000}, name="up")
         surface = McpSurface(root)
         surface.attach()
-        call = {"id": "b", "name": "up_echo", "args": args}
+        call = {"id": "b", "name": f"up_{tool}", "args": args}
         proxy = create_proxy(fast_target)
+        fast_hooks = {"log_handler": counter("fastmcp")} if forwarding else {}
+        fast_progress = {"progress_handler": counter("fastmcp")} if forwarding else {}
         async with (
-            Client(target, mode="legacy") as direct,
-            Client(surface.server, mode="legacy") as ours,
-            FastClient(proxy) as theirs,
+            Client(target, mode="legacy", **hooks("direct")) as direct,
+            Client(surface.server, mode="legacy", **hooks("harness")) as ours,
+            FastClient(proxy, **fast_hooks) as theirs,
         ):
-            assert (await direct.call_tool("echo", args)).structured_content == {"result": "hi"}
-            assert (await root.tools.execute(call)).result == {"result": "hi"}
-            assert (await ours.call_tool("up_echo", args)).structured_content == {"result": "hi"}
-            assert (await theirs.call_tool("echo", args)).structured_content == {"result": "hi"}
+
+            async def call_direct() -> Any:
+                return await direct.call_tool(tool, args, **progress("direct"))
+
+            async def call_ours() -> Any:
+                return await ours.call_tool(f"up_{tool}", args, **progress("harness"))
+
+            async def call_theirs() -> Any:
+                return await theirs.call_tool(tool, args, **fast_progress)
+
+            assert (await call_direct()).structured_content == value
+            assert (await root.tools.execute(call)).result == value
+            assert (await call_ours()).structured_content == value
+            assert (await call_theirs()).structured_content == value
+            await anyio.sleep(0.2)  # the last notifications of the checks arrive
+            checked = dict(seen)
+            for who in seen:
+                seen[who] = 0
 
             async def registry() -> Any:
                 return await root.tools.execute(call)
 
             results = await compare_wall(
                 {
-                    "direct (SDK client to the upstream)": lambda: direct.call_tool("echo", args),
+                    "direct (SDK client to the upstream)": call_direct,
                     "harness registry (tools.execute)": registry,
-                    "harness over MCP (SDK client, in memory)": lambda: ours.call_tool(
-                        "up_echo", args
-                    ),
-                    "fastmcp proxy (fastmcp client, in memory)": lambda: theirs.call_tool(
-                        "echo", args
-                    ),
+                    "harness over MCP (SDK client, in memory)": call_ours,
+                    "fastmcp proxy (fastmcp client, in memory)": call_theirs,
                 }
             )
+            await anyio.sleep(0.2)
+    logging.getLogger("client").removeFilter(failed)
     base = results["direct (SDK client to the upstream)"]
     print(f"{label}: ms per call, and added over direct", flush=True)
-    for name, value in results.items():
-        added = value - base
-        print(f"  {name:<44} {value:7.3f} ms   +{added:6.3f} ms")
+    for name, found in results.items():
+        added = found - base
+        print(f"  {name:<44} {found:7.3f} ms   +{added:6.3f} ms")
+    if forwarding:
+        print(
+            f"  notifications received by each client for its first call (of {2 * CHATTER}): "
+            + ", ".join(f"{who} {count}" for who, count in checked.items())
+        )
+        print(
+            "  and over the timed calls: "
+            + ", ".join(f"{who} {count}" for who, count in seen.items())
+        )
+        if failed.count:
+            print(f"  a client's log callback raised {failed.count} times (not shown)")
     ours_added = results["harness over MCP (SDK client, in memory)"] - base
     theirs_added = results["fastmcp proxy (fastmcp client, in memory)"] - base
     if ours_added > 0:
         print(f"  added latency, fastmcp / harness over MCP: x{theirs_added / ours_added:.2f}")
     else:
         print("  harness's added latency is below this run's noise (under 0); fastmcp's is not")
+
+
+class _FailedCallbacks(logging.Filter):
+    """Counts, and keeps out of the report, the SDK client's "notification callback
+    raised" tracebacks (fastmcp's proxy, over stdio, fails to forward each log)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "notification callback for %r raised":
+            self.count += 1
+            return False
+        return True
 
 
 async def main() -> None:
@@ -135,9 +207,11 @@ async def main() -> None:
 
     fast_stdio = StdioTransport(command=UPSTREAM[0], args=[*UPSTREAM[1:], "stdio"], cwd=str(ROOT))
     await _measure("stdio", stdio, stdio_config, fast_stdio)
+    await _measure("stdio, forwarding on", stdio, stdio_config, fast_stdio, forwarding=True)
     process, url = _start_http()
     try:
         await _measure("streamable HTTP", url, {"url": url}, url)
+        await _measure("streamable HTTP, forwarding on", url, {"url": url}, url, forwarding=True)
     finally:
         process.terminate()
         process.wait(timeout=20)
@@ -186,8 +260,6 @@ async def _attack() -> None:
             async def flood() -> None:
                 call = {"id": "f", "name": "up_flood", "args": {"count": 5000}}
                 outcome["flood"] = (await root.tools.execute(call)).code
-
-            import anyio
 
             during: list[float] = []
             began, cpu = time.perf_counter(), time.process_time()
