@@ -111,7 +111,7 @@ class ToolCalls:
                 message = f"_meta[{IDEMPOTENCY_KEY!r}] must be a string of 1 to 200 characters"
                 return to_mcp_result(ToolResult.failure(call, "invalid_args", message))
             call.key = key  # the call journal's (harness:store)
-        recorded = self.rounds.recorded(call, params) if client.modern else []
+        recorded, carried = self.rounds.opened(call, params) if client.modern else ([], None)
         tasks = self.tasks
         if tasks is not None and client.modern:
             tool = self.root.tools.get(call.name)
@@ -121,6 +121,7 @@ class ToolCalls:
                 if tool.task == "required":
                     raise tasks.missing(f"tool {call.name} (it runs as a task only)")
         ctx = CallContext(call, "mcp", client, recorded=recorded)
+        ctx.carried = carried
         result = await unwrap(self.root.tools).execute(call)
         if client.modern:
             pending = result.pending

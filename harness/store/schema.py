@@ -64,6 +64,30 @@ SQLITE: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
     ),
+    (  # 5: agent sessions' events (agent.sessions: a store URL) and who runs their turns
+        """CREATE TABLE session_events (
+            session TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            time TEXT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            turn INTEGER NOT NULL
+        )""",
+    ),
+    (  # 6: run_code programs paused on an approval (harness.code)
+        """CREATE TABLE programs (
+            key TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            snapshot BLOB NOT NULL,
+            owner TEXT NOT NULL,
+            paused_at REAL NOT NULL
+        )""",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -121,6 +145,30 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             input_responses TEXT
         )""",
         "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
+    ),
+    (
+        """CREATE TABLE session_events (
+            session TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            type TEXT NOT NULL,
+            time TEXT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            turn INTEGER NOT NULL
+        )""",
+    ),
+    (
+        """CREATE TABLE programs (
+            key TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            snapshot BYTEA NOT NULL,
+            owner TEXT NOT NULL,
+            paused_at DOUBLE PRECISION NOT NULL
+        )""",
     ),
 )
 """PostgreSQL's migrations, version for version the same tables as :data:`SQLITE`."""
