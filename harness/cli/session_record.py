@@ -61,7 +61,9 @@ def import_logs(options: Options, folder: str) -> int:
     for problem in done.problems:
         print(problem, file=sys.stderr)
     print(
-        f"imported {done.added} events of {done.sessions} sessions into {where}"
+        f"imported {done.added} events of {done.sessions} "
+        + ("session" if done.sessions == 1 else "sessions")
+        + f" into {where}"
         + (f" ({done.kept} were there already)" if done.kept else "")
         + (f"; {len(done.problems)} lines not imported (above)" if done.problems else "")
     )

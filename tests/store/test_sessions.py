@@ -107,7 +107,7 @@ async def test_a_broken_line_is_located_and_the_rest_imported(tmp_path: Path) ->
         done = run_harness("sessions", "import", "sessions", cwd=tmp_path)
         assert done.returncode == 1
         assert done.stderr.strip() == f"sessions/{session.id}.jsonl:3: not JSON (Expecting value)"
-        assert f"imported {len(lines)} events of 1 sessions" in done.stdout
+        assert f"imported {len(lines)} events of 1 session into" in done.stdout
         assert "1 lines not imported" in done.stdout
 
         process, port = start_harness_run(tmp_path, environment(), web=True)
