@@ -172,6 +172,12 @@ class LogWriter:
             handle.truncate(self._keep)  # drop a line cut off by a crash
         return handle
 
+    def running(self, turn: int | None) -> None:
+        """A folder does not say which process runs a turn (a store does)."""
+
+    async def flush(self) -> None:
+        """Each line is written as it is appended: nothing waits."""
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()

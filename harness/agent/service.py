@@ -18,6 +18,9 @@ import anyio
 import pydantic
 
 from ..service import Service, unwrap
+from ..store.config import StoreConfig
+from ..store.service import open_store
+from ..store.session_records import SessionRecords
 from ..tools.approval_requests import TIMEOUT, Approvals
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import SEARCH_TOOL
@@ -26,8 +29,10 @@ from .always import allow_tool
 from .client import project_root
 from .deferral import RequestTools, request_tools
 from .log import SessionNotFound, SessionStore, check_id, dumps, log_chunks, new_id
+from .resume import open_turn
 from .session import Session
 from .session_list import Catalog, any_spoken, check_query, check_title, summary
+from .stored_sessions import StoredSessions, is_store_url
 from .trajectory import trajectory
 
 if TYPE_CHECKING:
@@ -59,6 +64,8 @@ catch it where the rest of the program can go on, and never retry a denied call.
 - The sandbox has no files, network or environment beyond the tools; keep programs small."""
 
 RUN_CODE = "run_code"
+SWEEP = 2.0
+"""Seconds between looks for turns a dead process left (sessions in a store)."""
 
 
 class AgentConfig(pydantic.BaseModel):
@@ -71,7 +78,9 @@ class AgentConfig(pydantic.BaseModel):
     max_steps: int = pydantic.Field(25, ge=1, le=1000)
     """Model requests per turn before the wrap-up request."""
     sessions: str | None = "./.harness/sessions"
-    """The folder of the session logs (relative to cordis.yml); null keeps them in memory."""
+    """The folder of the session logs (relative to cordis.yml), or a store's URL
+    (``sqlite:///PATH``, the path relative to cordis.yml, or ``postgresql://...``); null
+    keeps them in memory."""
     tools: list[str] = ["*"]
     """Globs over registry names: the tools the model sees and may call."""
     approval_timeout: float = pydantic.Field(300.0, gt=0)
@@ -104,7 +113,12 @@ class AgentService(Service):
         super().__init__(ctx, "agent")
         self.config = config
         base = ctx.base_dir
-        self.store = SessionStore(None if config.sessions is None else base / config.sessions)
+        self.store: SessionStore | StoredSessions = SessionStore(
+            None
+            if config.sessions is None or is_store_url(config.sessions)
+            else base / config.sessions
+        )
+        """Where the sessions are: a folder, memory, or (once started) a store."""
         self.catalog = Catalog(self.store)
         host = ctx.get("host")
         default = host.config_path if host is not None else os.environ.get("HARNESS_CONFIG")
@@ -142,6 +156,38 @@ class AgentService(Service):
         """Write ``allow_always`` decisions into the policy entry of ``config_file``."""
         self.approvals.always = partial(allow_tool, config_file, self.config.policy)
 
+    async def start(self) -> None:
+        """Open the store when ``sessions`` names one; once the host is ready, finish the
+        turns that dead processes left, and keep looking for them (another replica's)."""
+        url = self.config.sessions
+        if url is None or not is_store_url(url):
+            return
+        config = StoreConfig(url=url)
+        records = SessionRecords(await open_store(config, self.ctx.base_dir))
+        self.store = StoredSessions(records)
+        self.ctx.start_soon(records.write)
+        self.ctx.on("ready", lambda: self.ctx.start_soon(self._sweep, records))
+
+    async def _sweep(self, records: SessionRecords) -> None:
+        while True:
+            try:
+                await self._adopt(records)
+            except Exception:
+                _log.exception("the store could not look for turns left by a dead process")
+            await anyio.sleep(SWEEP)
+
+    async def _adopt(self, records: SessionRecords) -> None:
+        """Open the sessions whose turn a dead process left: each resumes it, if it is the
+        one to adopt it."""
+        for session_id in await records.orphaned():
+            session = self._open.get(session_id)
+            if session is None:
+                self.session(session_id)
+            elif not session.busy:  # open here while another process ran its turn
+                events, _ = self.store.load(session_id)
+                session.reload(events)
+                session.resume(partial(records.adopt, session_id))
+
     async def stop(self) -> None:
         for session in self._open.values():
             self.approvals.forget(session.id)
@@ -149,6 +195,11 @@ class AgentService(Service):
         self._open.clear()
         self.approvals.timeout = TIMEOUT
         self.approvals.always = None
+        if isinstance(self.store, StoredSessions):
+            records = self.store.records
+            with anyio.move_on_after(5):
+                await records.flush()
+            await records.database.close()
 
     @property
     def max_steps(self) -> int:
@@ -174,7 +225,13 @@ class AgentService(Service):
             if session_id in self._open:
                 return self._open[session_id]
             events, size = self.store.load(session_id)
-            session = Session(self, session_id, events, self.store.writer(session_id, size))
+            writer = self.store.writer(session_id, size)
+            if isinstance(self.store, StoredSessions) and open_turn(events) is not None:
+                # cut off, or run by another replica now: the store says which
+                session = Session(self, session_id, events, writer, repair=False)
+                session.resume(partial(self.store.records.adopt, session_id))
+            else:
+                session = Session(self, session_id, events, writer)
         self._open[session_id] = session
         return session
 
@@ -184,6 +241,16 @@ class AgentService(Service):
         ``q`` keeps the sessions whose messages contain it (case-insensitive).
         """
         needle = None if q is None else check_query(q).casefold()
+        if isinstance(self.store, StoredSessions):
+            listed = self.store.summaries(needle)
+            known = {item["id"] for item in listed}
+            for session_id, session in self._open.items():
+                if session_id not in known and (
+                    needle is None or any_spoken(session.events, needle)
+                ):
+                    listed.append(summary(session_id, session.events))
+            listed.sort(key=lambda item: item["updated"] or "", reverse=True)
+            return listed
         listed = []
         if self.store.folder is not None:
             for item in self.catalog.summaries():
@@ -223,6 +290,10 @@ class AgentService(Service):
 
     def export(self, session_id: str) -> Iterator[bytes]:
         """The session's log as JSONL, in chunks (every complete line)."""
+        if isinstance(self.store, StoredSessions):
+            if session_id in self._open:
+                return iter([(dumps(e) + "\n").encode() for e in self._open[session_id].events])
+            return self.store.export(session_id)
         if session_id in self._open and self.store.folder is None:
             return iter([(dumps(e) + "\n").encode() for e in self._open[session_id].events])
         if self.store.folder is None:

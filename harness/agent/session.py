@@ -28,6 +28,7 @@ from ..llm.base import (
     RequestedCall,
     UserMessage,
 )
+from ..service import unwrap
 from ..tools import jsonvalue, traces
 from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
@@ -35,10 +36,13 @@ from ..tools.finding import SEARCH_TOOL
 from . import spans
 from .client import AgentClient, model_label
 from .history import arguments_of, history_of, normal_call, tool_message
-from .log import LogWriter, now
+from .log import now
+from .resume import OpenTurn, open_turn
 from .turn_events import TurnEvents
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from ..context import Context
     from ..llm.base import LLM
     from ..tools.approval_requests import Approvals
@@ -73,6 +77,19 @@ class Agent(Protocol):
     def request_tools(self, loaded: Sequence[str]) -> RequestTools: ...
 
 
+class Writer(Protocol):
+    """Where a session's events are recorded: a JSONL log (:class:`.log.LogWriter`) or the
+    store (:class:`.stored_sessions.StoreWriter`)."""
+
+    def append(self, event: dict[str, Any]) -> None: ...
+
+    def running(self, turn: int | None) -> None: ...
+
+    async def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass
 class Run:
     """One call of a step, as the pipeline runs it."""
@@ -101,7 +118,12 @@ class Session:
     """One conversation with the agent (``agent.session()``)."""
 
     def __init__(
-        self, agent: Agent, session_id: str, events: list[dict[str, Any]], writer: LogWriter
+        self,
+        agent: Agent,
+        session_id: str,
+        events: list[dict[str, Any]],
+        writer: Writer,
+        repair: bool = True,
     ) -> None:
         self.agent = agent
         self.id = session_id
@@ -130,7 +152,8 @@ class Session:
         ]
         """The tools searches of this session found, in order: sent with every later
         request while deferral is on (``tools/loaded`` events in the log)."""
-        self._repair()
+        if repair:
+            self._repair()
 
     # -- public ----------------------------------------------------------------------------
 
@@ -191,6 +214,30 @@ class Session:
         as ``assistant/delta``)."""
         self._publish({"type": kind, "session": self.id, **fields})
 
+    def reload(self, events: list[dict[str, Any]]) -> None:
+        """Take the log as another process left it (it ran this session's turn meanwhile);
+        only while no turn runs here."""
+        self.events = events
+        self.history = history_of(events)
+        self._seq = max((int(e.get("seq") or 0) for e in events), default=0)
+        self._turns = sum(1 for e in events if e.get("type") == "turn/start")
+        self.loaded = [
+            name
+            for event in events
+            if event.get("type") == "tools/loaded"
+            for name in event.get("names") or ()
+        ]
+
+    def resume(self, adopt: Callable[[], Awaitable[bool | None]]) -> None:
+        """Finish the turn the log leaves open (cut off by a restart) once ``adopt()`` says
+        this process takes it over (True); close it as cut off when no process was marked
+        running it (None); leave it to the live process that runs it (False). Messages sent
+        meanwhile wait their turn."""
+        if self._closed:
+            return
+        self._working = True
+        self.agent.ctx.start_soon(self._work, adopt)
+
     def close(self) -> None:
         self._closed = True
         self.cancel()
@@ -203,8 +250,10 @@ class Session:
             self._sink.put(event)
         self.agent.ctx.emit("agent/event", event)
 
-    async def _work(self) -> None:
+    async def _work(self, adopt: Callable[[], Awaitable[bool | None]] | None = None) -> None:
         try:
+            if adopt is not None:
+                await self._resume(adopt)
             while self._queue and not self._closed:
                 text, sink = self._queue.popleft()
                 self._sink = sink
@@ -219,32 +268,63 @@ class Session:
                 sink.close()
             self._queue.clear()
 
-    async def _turn(self, text: str) -> None:
-        self._turns += 1
-        turn = self._turns
+    async def _resume(self, adopt: Callable[[], Awaitable[bool | None]]) -> None:
+        try:
+            adopted = await adopt()
+        except Exception:
+            _log.exception("the store could not say who runs the turn of session %s", self.id)
+            return
+        opened = open_turn(self.events)
+        if adopted is None:
+            self._repair()
+        elif adopted and opened is None:
+            self._writer.running(None)
+        elif adopted and opened is not None and not self._closed:
+            if getattr(unwrap(self.agent.ctx.tools), "journal", None) is None:
+                _log.warning(
+                    "session %s: turn %d is resumed without a call journal (no harness:store "
+                    "entry): calls cut off by the restart may run again",
+                    self.id,
+                    opened.turn,
+                )
+            _log.info("session %s: resuming turn %d at step %d", self.id, opened.turn, opened.step)
+            await self._turn(opened.input, opened)
+
+    async def _turn(self, text: str, resumed: OpenTurn | None = None) -> None:
+        if resumed is None:
+            self._turns += 1
+            turn = self._turns
+        else:
+            turn = resumed.turn
         if not traces.ON:
-            await self._run_turn(turn, text)
+            await self._run_turn(turn, text, resumed)
             return
         content = self._trace_content()
         with spans.turn_span(self.id, self.agent.llm, turn, text, content) as opened:
             self._span = opened
             try:
-                reason, error, kind = await self._run_turn(turn, text)
+                reason, error, kind = await self._run_turn(turn, text, resumed)
             finally:
                 self._span = None
             spans.end_turn(opened, reason, error, kind, self._answer, content)
 
-    async def _run_turn(self, turn: int, text: str) -> tuple[str, str | None, str | None]:
+    async def _run_turn(
+        self, turn: int, text: str, resumed: OpenTurn | None = None
+    ) -> tuple[str, str | None, str | None]:
         """The turn's steps; ``(reason, error, what failed)``, as its turn/end says."""
-        self.record("turn/start", turn=turn, input=text, model=model_label(self.agent.llm))
-        self.history.append(UserMessage(text))
+        if resumed is None:
+            self._writer.running(turn)  # before turn/start: an open turn is always marked
+            self.record("turn/start", turn=turn, input=text, model=model_label(self.agent.llm))
+            self.history.append(UserMessage(text))
+        else:
+            self.record("turn/resume", turn=turn, step=resumed.step)
         self._answer = ""
         reason, error, kind = "cancelled", None, None
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
                 try:
-                    reason = await self._steps(turn)
+                    reason = await self._steps(turn, resumed)
                 except LLMError as exc:
                     reason, error, kind = "error", str(exc), exc.code
                 except Exception as exc:
@@ -257,6 +337,7 @@ class Session:
             self._scope = None
             self._settle()
             self.record("turn/end", turn=turn, reason=reason, error=error)
+            self._writer.running(None)
         return reason, error, kind
 
     def _trace_content(self) -> bool:
@@ -281,14 +362,26 @@ class Session:
             spans.end_chat(span, self._span, answer, content)
             return answer
 
-    async def _steps(self, turn: int) -> str:
+    async def _steps(self, turn: int, resumed: OpenTurn | None = None) -> str:
         agent = self.agent
         step_number = 0
+        started = False
+        """Whether the next step's ``step/start`` is recorded already (a resumed step)."""
+        if resumed is not None and resumed.step:
+            step_number = resumed.step
+            if resumed.answered and not resumed.ended:
+                reason = await self._finish_step(turn, resumed)
+                if reason is not None:
+                    return reason
+            elif not resumed.answered and not resumed.ended:
+                step_number, started = step_number - 1, True  # its answer was cut off: ask again
         while True:
             step_number += 1
             wrap = step_number > agent.max_steps
             step = self._step = _Step(turn, step_number)
-            self.record("step/start", turn=turn, step=step_number)
+            if not started:
+                self.record("step/start", turn=turn, step=step_number)
+            started = False
             tools = agent.request_tools(self.loaded)
             messages = [*self.history, UserMessage(WRAP_UP)] if wrap else list(self.history)
             request = ChatRequest(
@@ -333,6 +426,7 @@ class Session:
             )
             self._load(step, [n for n in answer.loaded if n in tools.deferred])
             if calls:
+                await self._writer.flush()  # the answer is kept before it is acted on
                 await self._run_calls(step, tools)
                 self._load_found(step, tools.sent)
             self._step = None
@@ -342,12 +436,39 @@ class Session:
             if not calls:
                 return "max_steps" if wrap else "done"
 
-    async def _run_calls(self, step: _Step, tools: RequestTools) -> None:
+    async def _finish_step(self, turn: int, resumed: OpenTurn) -> str | None:
+        """Go on with a step whose answer was recorded before the restart: run its calls
+        that have no result (the journal answers those that finished or were cut off), end
+        the step; the turn's reason when that answer ended it."""
+        wrap = resumed.step > self.agent.max_steps
+        calls = [] if wrap else resumed.calls
+        step = self._step = _Step(turn, resumed.step, answered=True, calls=calls)
+        step.reported.update(resumed.reported)
+        if calls:
+            tools = self.agent.request_tools(self.loaded)
+            await self._run_calls(step, tools, resumed.called)
+            self._load_found(step, tools.sent)
+        self._step = None
+        self.record("step/end", turn=turn, step=resumed.step, usage={})
+        if not calls:
+            return "max_steps" if wrap else "done"
+        return None
+
+    async def _run_calls(
+        self, step: _Step, tools: RequestTools, called: set[str] | frozenset[str] = frozenset()
+    ) -> None:
+        """Run the step's calls that have no result yet (``called``: those whose
+        ``tool/call`` is recorded already, in a resumed step)."""
         callable_ = tools.callable
         for item in step.calls:
-            self.record("tool/call", id=item.id, name=item.name, args=arguments_of(item.arguments))
+            if item.id not in called and item.id not in step.reported:
+                self.record(
+                    "tool/call", id=item.id, name=item.name, args=arguments_of(item.arguments)
+                )
         runs: list[Run] = []
         for item in step.calls:
+            if item.id in step.reported:
+                continue
             if item.name not in callable_:  # hidden, unknown or not loaded yet: never run
                 message = f"Tool {item.name} not found"
                 if SEARCH_TOOL in callable_ and item.name in self.agent.visible_tools():

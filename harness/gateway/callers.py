@@ -67,7 +67,7 @@ class Callers:
         pass on) and answer the server's requests meanwhile from this task."""
         record = _InFlight(call)
         self._inflight.add(record)
-        failure: Exception | None = None
+        failure: BaseException | None = None
         send, receive = anyio.create_memory_object_stream[Any](4)
         record.requests = send
 
@@ -82,8 +82,8 @@ class Callers:
                 group.start_soon(_serve, receive)
                 try:
                     reply = await forward(progress)
-                except Exception as exc:  # raised below, outside the group
-                    failure = exc
+                except (Exception, InputRequired) as exc:  # raised below, outside the group
+                    failure = exc  # (InputRequired: the caller answers in its next request)
                 finally:
                     group.cancel_scope.cancel()
         finally:

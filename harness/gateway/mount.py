@@ -14,6 +14,7 @@ from typing import Any
 import mcp_types as types
 import pydantic
 from mcp.shared.exceptions import MCPError
+from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from ..context import Context
 from ..errors import ContextDisposed, ToolConflict
@@ -25,12 +26,14 @@ from .config import GatewayConfig
 from .failures import TooLarge, Unavailable
 from .names import mount_name, selected
 from .results import Invalid, Reply, UpstreamToolError, check_output, convert, result_of
+from .rounds import through
 from .schema import (
     UnusableSchema,
     bound_description,
     compile_checker,
     input_schema,
     output_schema,
+    upstream_icons,
 )
 from .upstream import Connection
 
@@ -164,6 +167,7 @@ class Mount:
             check_output=check_output,
             is_async=True,
             takes_context=True,  # the server's questions go to the caller's person
+            icons=upstream_icons(tool, self.config.max_schema_bytes),
         )
 
     # -- calls -----------------------------------------------------------------------------
@@ -172,21 +176,43 @@ class Mount:
         self, name: str, upstream: str, args: dict[str, Any], call: CallContext | None = None
     ) -> ToolResult | Reply | Invalid:
         """Forward one validated call upstream (the local pipeline has run already); the
-        server's progress, logs and requests meanwhile go to ``call``'s caller. The call's
-        result, with the upstream's blocks as they were (without a context: the value)."""
+        server's progress, logs and requests meanwhile go to ``call``'s caller, and so do
+        its input rounds (:mod:`.rounds`). The call's result, with the upstream's blocks as
+        they were (without a context: the value)."""
         if call is None:
             return await self._forward(upstream, args)
-        reply = await self.callers.during(call, partial(self._forward, upstream, args))
+        reply = await self.callers.during(call, partial(self._forward, upstream, args, call=call))
         return result_of(call.call, reply)
 
     async def _forward(
-        self, upstream: str, args: dict[str, Any], progress: Progress | None = None
+        self,
+        upstream: str,
+        args: dict[str, Any],
+        progress: Progress | None = None,
+        call: CallContext | None = None,
     ) -> Reply | Invalid:
+        declared, level = _declared(call), _level(call)
+
+        async def send(
+            responses: dict[str, Any] | None, state: str | None
+        ) -> types.CallToolResult | types.InputRequiredResult:
+            return await self.connection.call(
+                upstream,
+                args,
+                progress,
+                responses=responses,
+                state=state,
+                declared=declared,
+                level=level,
+            )
+
         try:
-            result = await self.connection.call(upstream, args, progress)
+            result = await through(call, upstream, send)
         except (Unavailable, TooLarge) as exc:
             raise UpstreamToolError(str(exc)) from None
         except MCPError as exc:
+            if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY and call is not None:
+                _missing(call, exc)
             raise UpstreamToolError(f"the server answered with an error: {exc}") from None
         except pydantic.ValidationError:
             raise UpstreamToolError(
@@ -196,6 +222,44 @@ class Mount:
             return Invalid(str(exc))
         value, blocks = convert(result, self.config.max_result_bytes)
         return Reply(value, blocks)
+
+
+def _declared(call: CallContext | None) -> frozenset[str] | None:
+    """The input capabilities an MCP caller declared (None: not an MCP caller, whose
+    surface answers for itself)."""
+    capabilities = getattr(call.client, "capabilities", None) if call is not None else None
+    if call is None or call.surface != "mcp":
+        return None
+    if capabilities is None:
+        return frozenset()
+    return frozenset(
+        name
+        for name in ("elicitation", "sampling", "roots")
+        if getattr(capabilities, name, None) is not None
+    )
+
+
+def _level(call: CallContext | None) -> str | None:
+    """The least severe upstream log the caller takes: an MCP client's level (None: it asked
+    for none), ``info`` for any other caller (its logs are events), None without a caller."""
+    if call is None:
+        return None
+    if call.surface != "mcp":
+        return "info"
+    minimum = getattr(call.client, "minimum", None)
+    level = minimum() if callable(minimum) else None
+    return level if isinstance(level, str) else None
+
+
+def _missing(call: CallContext, exc: MCPError) -> None:
+    """The upstream's -32021: the capabilities it needs become the caller's missing ones, so
+    an MCP caller gets the same error (the surface reads them from its client)."""
+    missing = getattr(call.client, "missing", None)
+    needed = (
+        exc.error.data.get("requiredCapabilities") if isinstance(exc.error.data, dict) else None
+    )
+    if isinstance(missing, dict) and isinstance(needed, dict):
+        missing.update({str(name): value for name, value in needed.items()})
 
 
 def _fingerprint(tool: types.Tool) -> str:

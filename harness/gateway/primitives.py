@@ -7,7 +7,8 @@ capabilities); :class:`Primitives` registers each as a resource or prompt of the
   text as text and a blob as bytes. A URI or template another entry holds already is this
   entry's problem (listed by ``harness check``), not a crash;
 - a prompt takes the entry's prefix, and ``include``/``exclude`` apply to it; getting it gets
-  the upstream's (``prompts/get``), its messages' blocks as harness's render blocks;
+  the upstream's (``prompts/get``), its messages' blocks as harness's render blocks, and its
+  input rounds go to the caller as a tool's do (:mod:`.rounds`);
 - a template's variables and a prompt's arguments complete as the upstream completes them
   (``completion/complete``), when it declares ``completions``.
 
@@ -35,8 +36,11 @@ from ..errors import ContentError, DefinitionError, NameConflict, NotFound
 from ..prompts.define import define_prompt
 from ..resources.define import define_resource
 from ..resources.template import UriTemplate
+from ..tools.call_context import CallContext
 from .names import selected
-from .results import block_of
+from .results import UpstreamToolError, block_of
+from .rounds import through
+from .schema import upstream_icons
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -176,6 +180,7 @@ class Primitives:
             read=read,
             mime_type=mime,
             title=item.title,
+            icons=upstream_icons(item, self.config.max_schema_bytes),
         )
         holder.append(definition)
         return definition
@@ -210,12 +215,26 @@ class Primitives:
             for argument in prompt.arguments or []
         }
 
-        async def render(args: dict[str, str]) -> list[dict[str, Any]]:
+        async def render(args: dict[str, str], ctx: CallContext) -> list[dict[str, Any]]:
             client = self.connection.client
             if client is None:
                 raise ContentError(f"{self.connection.label} is not connected; try later")
+
+            async def send(
+                responses: dict[str, Any] | None, state: str | None
+            ) -> types.GetPromptResult | types.InputRequiredResult:
+                return await client.session.get_prompt(
+                    prompt.name,
+                    dict(args),
+                    input_responses=responses,  # the wire's JSON, validated by the SDK
+                    request_state=state,
+                    allow_input_required=True,
+                )
+
             try:
-                result = await client.get_prompt(prompt.name, dict(args))
+                result = await through(ctx, f"prompt {prompt.name}", send)
+            except UpstreamToolError as exc:
+                raise ContentError(f"{self.connection.label}: {exc}") from None
             except MCPError as exc:
                 raise ContentError(
                     f"{self.connection.label} answered prompts/get with an error: {exc}"
@@ -229,13 +248,15 @@ class Primitives:
         if self._completes():
             ref = types.PromptReference(type="ref/prompt", name=prompt.name)
             complete = {name: partial(self._complete, ref, name) for name in arguments}
+        renders: Callable[..., Any] = render  # (args, ctx): it takes the request's context
         return define_prompt(
             complete=complete,
             name=f"{self.prefix}{prompt.name}",
             description=(prompt.description or prompt.title or prompt.name).strip(),
-            render=render,
+            render=renders,
             arguments=arguments,
             title=prompt.title,
+            icons=upstream_icons(prompt, self.config.max_schema_bytes),
         )
 
     def _completes(self) -> bool:

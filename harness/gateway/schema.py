@@ -16,7 +16,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import DefinitionError
 from ..tools.fullschema import InvalidSchema, schema_checker
+from ..tools.icons import KEYS, check_icons
 
 
 class UnusableSchema(ValueError):
@@ -93,3 +95,22 @@ def bound_description(upstream: str, text: str, limit: int) -> tuple[str, str | 
         "bytes (raise max_description_bytes, or exclude the tool)"
     )
     return keep + mark, note
+
+
+def upstream_icons(item: Any, limit: int) -> tuple[dict[str, Any], ...]:
+    """The icons of an upstream tool, resource or prompt as it spelled them, for harness's
+    lists; none when they are not icons harness can serve (a malformed one) or are larger
+    than ``limit`` bytes together (a ``data:`` URI can be large)."""
+    icons = [
+        {key: value for key, value in icon.items() if key in KEYS}
+        for icon in (
+            raw.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for raw in getattr(item, "icons", None) or ()
+        )
+    ]
+    if not icons or json_size(icons) > limit:
+        return ()
+    try:
+        return check_icons(icons, "icons")
+    except DefinitionError:
+        return ()

@@ -30,17 +30,20 @@ import mcp_types as types
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types import LOG_LEVEL_META_KEY
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .callers import Callers, Progress
 from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
 from .handshake import LISTEN_WAIT, connect, follow_changes
+from .http import CALL_REFUSAL, Refusal
 from .primitives import Listed, list_primitives
 from .stdio import UNREADABLE_CODE
 from .tokens import TokenRecord
 from .transport import Transport
-from .watch import WatchedStream
+from .watch import CALLER_CAPABILITIES, StampedWrites, WatchedStream
 
 LIST_PAGES = 100
 """tools/list pages read at most (a server that paginates forever cannot hang harness)."""
@@ -214,22 +217,49 @@ class Connection:
     # -- calls -----------------------------------------------------------------------------
 
     async def call(
-        self, name: str, args: dict[str, Any], progress: Progress | None = None
-    ) -> types.CallToolResult:
-        """Call upstream tool ``name`` (its progress to ``progress``); raise
-        :class:`Unavailable` when not connected."""
+        self,
+        name: str,
+        args: dict[str, Any],
+        progress: Progress | None = None,
+        *,
+        responses: dict[str, Any] | None = None,
+        state: str | None = None,
+        declared: frozenset[str] | None = None,
+        level: str | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Call upstream tool ``name`` (its progress to ``progress``), with the answers and
+        state of an input round (:mod:`.rounds`); ``declared`` narrows the capabilities a
+        2026-07-28 request says its client has to the caller's, and ``level`` is the least
+        severe log it asks for (None: none). An ``InputRequiredResult`` is returned, not
+        answered. Raise :class:`Unavailable` when not connected."""
         client = self.client
         if client is None:
             raise Unavailable(f"{self.label} is not connected: {self.failure or 'starting'}")
+        meta: dict[str, Any] = {}
+        if declared is not None:
+            meta[CALLER_CAPABILITIES] = sorted(declared)
+        if level is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            meta[LOG_LEVEL_META_KEY] = level  # 2026-07-28 logs are asked for per request
+        refused = Refusal()
+        mine = CALL_REFUSAL.set(refused)
         try:
-            return await client.call_tool(name, args, progress_callback=progress)
+            return await client.session.call_tool(
+                name,
+                args,
+                progress_callback=progress,
+                input_responses=responses,  # the wire's JSON, validated by the SDK
+                request_state=state,
+                meta=meta or None,  # type: ignore[arg-type]
+                allow_input_required=True,
+            )
         except MCPError as exc:
             cut = cut_reason(exc.error.message)
             if cut is not None:
                 raise TooLarge(cut) from None
             if exc.code == UNREADABLE_CODE:
                 raise Unavailable(f"{self.label}: {exc.error.message}") from None
-            refusal = unauthorised(self._transport.refusal, self.config, self._transport.entry)
+            met = refused if refused.status else self._transport.refusal
+            refusal = unauthorised(met, self.config, self._transport.entry)
             if refusal is not None:
                 raise Unavailable(f"{self.label}: {refusal}") from None
             if exc.code == types.CONNECTION_CLOSED:
@@ -241,6 +271,8 @@ class Connection:
                     + self._transport.stderr.note()
                 ) from None
             raise
+        finally:
+            CALL_REFUSAL.reset(mine)
 
     # -- the transport ---------------------------------------------------------------------
 
@@ -250,7 +282,7 @@ class Connection:
         self._lost = self._refused = None
         self._gone = anyio.Event()
         async with self._transport.open(self.refuse, self.request_relist) as (read, write):
-            yield WatchedStream(read, self), write
+            yield WatchedStream(read, self), StampedWrites(write)
 
     # -- what the session hands us ---------------------------------------------------------
 

@@ -1,9 +1,12 @@
-"""The SDK session's read stream, watched: the end of the stream, list changes, floods.
+"""The SDK session's streams, watched: the end of the stream, list changes, floods, and the
+capabilities a request says its client has.
 
-Between the transport and the SDK session of a :class:`~.upstream.Connection`: it notices
-the end of the stream, turns ``tools/list_changed`` into the connection's coalesced re-list,
-and passes at most ``max_notifications`` other notifications a second (the rest are dropped
-and counted).
+Between the transport and the SDK session of a :class:`~.upstream.Connection`: the read
+side notices the end of the stream, turns ``tools/list_changed`` into the connection's
+coalesced re-list, and passes at most ``max_notifications`` other notifications a second
+(the rest are dropped and counted). The write side (:class:`StampedWrites`) narrows the
+capabilities a 2026-07-28 request declares (its ``_meta``) to those of the caller it is
+made for, so the server asks the caller only for what the caller can give.
 """
 
 from __future__ import annotations
@@ -14,10 +17,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
+from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
 if TYPE_CHECKING:
     from .upstream import Connection
 
+
+CALLER_CAPABILITIES = "harness/caller-capabilities"
+"""The ``_meta`` key (never sent) by which a call names its caller's declared input
+capabilities (``elicitation``, ``sampling``, ``roots``) to :class:`StampedWrites`."""
+_INPUTS = ("elicitation", "sampling", "roots")
 
 _LIST_CHANGES = frozenset(
     f"notifications/{kind}/list_changed" for kind in ("tools", "resources", "prompts")
@@ -88,6 +97,43 @@ class WatchedStream:
         await self.inner.aclose()
 
     async def __aenter__(self) -> WatchedStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.inner.aclose()
+
+
+class StampedWrites:
+    """The SDK session's write stream: a request made for a caller (its ``_meta`` holds
+    :data:`CALLER_CAPABILITIES`) declares only the input capabilities that caller declared
+    (over 2026-07-28, where each request carries its client's capabilities); the key itself
+    is never sent."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def send(self, item: Any) -> None:
+        message = item.message if isinstance(item, SessionMessage) else None
+        params = message.params if isinstance(message, types.JSONRPCRequest) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and CALLER_CAPABILITIES in meta:
+            declared = set(meta.pop(CALLER_CAPABILITIES) or ())
+            capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY)
+            if isinstance(capabilities, dict):
+                meta[CLIENT_CAPABILITIES_META_KEY] = {
+                    key: value
+                    for key, value in capabilities.items()
+                    if key not in _INPUTS or key in declared
+                }
+        await self.inner.send(item)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    async def __aenter__(self) -> StampedWrites:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -187,12 +187,15 @@ class Primitives:
         )
         call = ToolCall(str(request.request_id), name, args, client=client.id)
         recorded: list[Any] = []
+        carried = None
         if client.modern and self.rounds is not None:
-            recorded = self.rounds.recorded(call, params, kind)
+            recorded, carried = self.rounds.opened(call, params, kind)
         tools = self.root.get("tools")
-        return CallContext(
+        context = CallContext(
             call, "mcp", client, recorded=recorded, tools=unwrap(tools) if tools else None
         )
+        context.carried = carried
+        return context
 
     @contextlib.contextmanager
     def _rounds(self, context: CallContext | None, kind: str) -> Iterator[_Ended]:

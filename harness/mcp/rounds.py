@@ -6,7 +6,9 @@ key, and a ``requestState`` sealed with :class:`~harness.tools.seal.CallSeal` (H
 arguments) that carries every answer so far and the keys just asked. The client's next
 request brings the state back with ``inputResponses``; :meth:`Rounds.recorded` opens it and
 gives the body's context the answers in order (the state's, then the new ones), so the body
-runs again from its start and each input takes its recorded answer (DESIGN §16).
+runs again from its start and each input takes its recorded answer (DESIGN §16). What the
+body carried out of the round (:attr:`CallContext.carried`: a mounted tool's upstream
+``requestState``) is sealed with it and given back (:meth:`Rounds.opened`).
 
 A state that was altered, issued for another call, expired or used before is the protocol's
 error -32602, never a result (DESIGN §6b); so are ``inputResponses`` that are not objects.
@@ -41,11 +43,16 @@ class Rounds:
         """The answers so far for ``call``: the state's, then this request's
         ``inputResponses`` to what the state says was asked. Raises ``MCPError`` -32602 for
         a state this server will not open for this call, or answers that are not objects."""
+        return self.opened(call, params, purpose)[0]
+
+    def opened(self, call: ToolCall, params: Any, purpose: str = "rounds") -> tuple[list[Any], Any]:
+        """:meth:`recorded`, and what the body carried out of its last round
+        (:attr:`CallContext.carried`; None when it carried nothing)."""
         responses = _wire_responses(getattr(params, "input_responses", None))
         state = getattr(params, "request_state", None)
         if state is None:
             responses.pop(APPROVAL_KEY, None)
-            return [responses] if responses else []
+            return ([responses] if responses else []), None
         try:
             payload = self.seal.open(state, call, purpose)
         except SealError as exc:
@@ -57,7 +64,7 @@ class Rounds:
         answers = dict(payload.get("partial", {}))
         answers.update((key, value) for key, value in responses.items() if key in asked)
         recorded.append(answers)
-        return recorded
+        return recorded, payload.get("carried")
 
     def required(
         self,
@@ -73,6 +80,8 @@ class Rounds:
             for entry in ctx.recorded[: ctx.used]
         ]
         payload = {"recorded": recorded, "asked": sorted(requests), "partial": client.answered}
+        if ctx.carried is not None:
+            payload["carried"] = ctx.carried
         return types.InputRequiredResult(
             input_requests=dict(requests),
             request_state=self.seal.seal(call, purpose, payload),

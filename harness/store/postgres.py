@@ -84,6 +84,9 @@ class PostgresDatabase(Database):
     async def run(self, operation: Callable[[Any], T]) -> T:
         return await anyio.to_thread.run_sync(self._in_thread, operation)
 
+    def run_now(self, operation: Callable[[Any], T]) -> T:
+        return self._in_thread(operation)
+
     def _in_thread(self, operation: Callable[[Any], T]) -> T:
         with self._pool.connection() as connection:  # autocommit: a statement is a transaction
             return operation(connection)

@@ -44,6 +44,50 @@ SQLITE: tuple[tuple[str, ...], ...] = (
             updated_at REAL NOT NULL
         )""",
     ),
+    (  # 4: MCP tasks (the io.modelcontextprotocol/tasks extension)
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            tool TEXT NOT NULL,
+            status TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            client TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            ttl_ms INTEGER,
+            expires_at REAL,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            message TEXT,
+            result TEXT,
+            error TEXT,
+            input_requests TEXT,
+            input_responses TEXT
+        )""",
+        "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
+    ),
+    (  # 5: agent sessions' events (agent.sessions: a store URL) and who runs their turns
+        """CREATE TABLE session_events (
+            session TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            time TEXT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            turn INTEGER NOT NULL
+        )""",
+    ),
+    (  # 6: run_code programs paused on an approval (harness.code)
+        """CREATE TABLE programs (
+            key TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            snapshot BLOB NOT NULL,
+            owner TEXT NOT NULL,
+            paused_at REAL NOT NULL
+        )""",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -80,6 +124,50 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             name TEXT PRIMARY KEY,
             value TEXT NOT NULL,
             updated_at DOUBLE PRECISION NOT NULL
+        )""",
+    ),
+    (
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            tool TEXT NOT NULL,
+            status TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            client TEXT,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            ttl_ms INTEGER,
+            expires_at DOUBLE PRECISION,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            message TEXT,
+            result TEXT,
+            error TEXT,
+            input_requests TEXT,
+            input_responses TEXT
+        )""",
+        "CREATE INDEX tasks_expires_at ON tasks (expires_at)",
+    ),
+    (
+        """CREATE TABLE session_events (
+            session TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            type TEXT NOT NULL,
+            time TEXT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            turn INTEGER NOT NULL
+        )""",
+    ),
+    (
+        """CREATE TABLE programs (
+            key TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            snapshot BYTEA NOT NULL,
+            owner TEXT NOT NULL,
+            paused_at DOUBLE PRECISION NOT NULL
         )""",
     ),
 )

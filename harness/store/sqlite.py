@@ -110,6 +110,14 @@ class SqliteDatabase(Database):
                 raise
         return await anyio.to_thread.run_sync(self._waiting, operation)
 
+    def run_now(self, operation: Callable[[Any], T]) -> T:
+        try:
+            return operation(self._fast)
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        return self._waiting(operation)
+
     def _waiting(self, operation: Callable[[Any], T]) -> T:
         with self._slow_lock:
             return operation(self._slow)

@@ -194,6 +194,7 @@ class CallContext:
     __slots__ = (
         "__weakref__",
         "call",
+        "carried",
         "client",
         "limits",
         "pace",
@@ -232,6 +233,10 @@ class CallContext:
         """The input round this run is (0: the first)."""
         self.used = 0
         """How many of :attr:`recorded` this run of the body has taken."""
+        self.carried: Any = None
+        """What the body leaves for its next round when it ends one (a mounted tool: the
+        upstream's own ``requestState``): sealed with the round's state, and given back here
+        when the next round runs; JSON, and never shown to the client."""
         self.tools = tools
         """The tools service running the call (set by the kernel)."""
         self.pace: Pace | None = None
@@ -409,6 +414,7 @@ def made_by_kernel(call: ToolCall, tools: Any) -> CallContext:
     ctx.recorded = []
     ctx.round = 0
     ctx.used = 0
+    ctx.carried = None
     ctx.tools = tools
     ctx.pace = None
     ctx.limits = None

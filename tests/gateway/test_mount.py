@@ -41,6 +41,14 @@ async def test_tools_are_mounted_with_prefixes_filters_and_valid_schemas(tmp_pat
         mcp = {tool["name"]: tool for tool in host.tools.schemas("mcp")}
         assert mcp["up_echo"]["annotations"] == {"readOnlyHint": True}
         assert mcp["up_echo"]["description"] == "Echo the text back."
+        assert mcp["up_echo"]["icons"] == [
+            {
+                "src": "data:image/png;base64,iVBORw0KGgo=",
+                "mimeType": "image/png",
+                "sizes": ["48x48"],
+            }
+        ]
+        assert "icons" not in mcp["up_weather"]
         assert mcp["up_weather"]["outputSchema"]["properties"]["celsius"]["type"] == "number"
         anthropic = {tool["name"]: tool for tool in host.tools.schemas("anthropic")}
         assert anthropic["up_echo"]["input_schema"]["required"] == ["text"]

@@ -25,7 +25,7 @@ from typing import Annotated
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import ToolAnnotations
+from mcp_types import Icon, ToolAnnotations
 from pydantic import BaseModel, Field
 
 server = MCPServer("upstream-under-test")
@@ -42,7 +42,14 @@ class Confirm(BaseModel):
     ok: bool = Field(description="Go ahead?")
 
 
-@server.tool(description="Echo the text back.", annotations=ToolAnnotations(read_only_hint=True))
+ICON = Icon(src="data:image/png;base64,iVBORw0KGgo=", mime_type="image/png", sizes=["48x48"])
+
+
+@server.tool(
+    description="Echo the text back.",
+    annotations=ToolAnnotations(read_only_hint=True),
+    icons=[ICON],
+)
 def echo(text: Annotated[str, Field(min_length=1)]) -> str:
     return f"upstream says {text}"
 

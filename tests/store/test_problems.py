@@ -88,3 +88,27 @@ def test_an_unreachable_postgres_is_a_problem_at_its_entry(tmp_path: Path) -> No
     )
     assert message.endswith("; start the database, or fix url")
     assert "secret" not in message
+
+
+def test_a_store_of_an_older_harness_is_migrated_forward_keeping_its_rows(tmp_path: Path) -> None:
+    from harness.store.schema import SQLITE
+
+    project(tmp_path, "sqlite:///.harness/harness.db")
+    (tmp_path / ".harness").mkdir()
+    db = sqlite3.connect(tmp_path / ".harness" / "harness.db", isolation_level=None)
+    db.execute("CREATE TABLE harness_schema (version INTEGER NOT NULL)")
+    for migration in SQLITE[:3]:  # a store written at version 3, before tasks
+        for statement in migration:
+            db.execute(statement)
+    db.execute("INSERT INTO harness_schema VALUES (3)")
+    db.execute("INSERT INTO secrets VALUES ('oauth/x', '{}', 1.0)")
+    db.close()
+    checked = run_harness("check", "--json", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    db = sqlite3.connect(tmp_path / ".harness" / "harness.db")
+    try:
+        assert db.execute("SELECT version FROM harness_schema").fetchall() == [(VERSION,)]
+        assert db.execute("SELECT name FROM secrets").fetchall() == [("oauth/x",)]
+        assert db.execute("SELECT count(*) FROM tasks").fetchall() == [(0,)]
+    finally:
+        db.close()
