@@ -6,11 +6,14 @@ takes, against the same program with nobody waiting (median of the rounds); and 
 workers are free, as the number of programs that can hold a call open at once (each
 awaits a ``hold`` tool; with every worker free, both run). Then the time from the person's
 answer to the end of a waiting program, which takes a worker again and restores the
-program where it stopped.
+program where it stopped. Each count of waiting programs runs twice: kept in the host's
+memory, and (harness:store loaded, the programs keyed) kept in the store too.
 """
 
 from __future__ import annotations
 
+import secrets
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -30,6 +33,7 @@ PATIENCE = 10.0
 """Seconds a measurement waits before it reports that nothing happened."""
 WAITING = "squares = [i * i for i in range(100)]\nawait greet(name='Ada')\nsum(squares)"
 OTHER = "await add(a=1, b=2)"
+STORE = "sqlite:///.harness/harness.db"
 
 
 class Person:
@@ -97,14 +101,18 @@ async def free_workers(host: Host, hold: Hold) -> int:
     return seen
 
 
-async def case(folder: Path, waiting: int) -> dict[str, Any]:
+async def case(folder: Path, waiting: int, store: bool = False) -> dict[str, Any]:
+    """``waiting`` programs wait; with ``store``, harness:store is loaded (SQLite) and each
+    waiting program is keyed, so it is kept in the store while it waits."""
     path = folder / "cordis.yml"
     code = {"workers": WORKERS, "timeout": 60, "max_calls": 100}
+    stored = [{"id": "store", "name": "harness:store", "config": {"url": STORE}}]
     path.write_text(
         yaml.safe_dump(
             {
                 "insert": [
                     {"id": "tools", "name": "harness:tools"},
+                    *(stored if store else []),
                     {
                         "id": "policy",
                         "name": str(PLUGINS / "policy.py"),
@@ -122,7 +130,8 @@ async def case(folder: Path, waiting: int) -> dict[str, Any]:
         ends: list[float] = []
 
         async def wait_for_person(number: int) -> None:
-            call = ToolCall(f"wait-{number}", "run_code", {"code": WAITING})
+            key = f"wait-{number}-{secrets.token_hex(8)}" if store else None
+            call = ToolCall(f"wait-{number}", "run_code", {"code": WAITING}, key=key)
             result = await host.ctx.tools.execute(call, approval=person)
             assert result.ok, result.error
             ends.append(time.perf_counter())
@@ -135,6 +144,14 @@ async def case(folder: Path, waiting: int) -> dict[str, Any]:
             while person.asked < waiting:
                 await person.changed.wait()
         asked = person.asked
+        kept = None
+        if store:  # the waiting programs' rows, read from the file as another process would
+            with anyio.move_on_after(PATIENCE):  # each is kept once its worker is free
+                while kept is None or kept[0] < waiting:
+                    with sqlite3.connect(folder / ".harness" / "harness.db") as db:
+                        query = "SELECT count(*), sum(length(snapshot)) FROM programs"
+                        kept = db.execute(query).fetchone()
+                    await anyio.sleep(0.01)
         took = await other(host)
         free = await free_workers(host, hold)
         answered = time.perf_counter()
@@ -144,6 +161,7 @@ async def case(folder: Path, waiting: int) -> dict[str, Any]:
         "other": took,
         "free": free,
         "resume": (max(ends) - answered) if ends else None,
+        "kept": kept,
     }
 
 
@@ -153,8 +171,11 @@ async def main() -> None:
         base = await case(Path(temp), 0)
         assert base["other"] is not None
         print(f"  nobody waiting:        another program {base['other'] * 1000:6.1f} ms")
-        for waiting in (WORKERS, 2 * WORKERS, 8 * WORKERS):
-            row = await case(Path(temp), waiting)
+        for waiting, store in [(n, s) for s in (False, True) for n in (2, 4, 16)]:
+            if waiting == WORKERS:
+                where = "the store (SQLite), keyed" if store else "the host's memory"
+                print(f" waiting programs kept in {where}:")
+            row = await case(Path(temp), waiting, store)
             took = row["other"]
             shown = (
                 f"{took * 1000:6.1f} ms (x{took / base['other']:.2f})"
@@ -166,4 +187,10 @@ async def main() -> None:
                 f"  {waiting:2} waiting ({row['asked']:2} asked): another program {shown}; "
                 f"workers free {row['free']} of {WORKERS}; all {waiting} done "
                 + (f"{resume * 1000:.0f} ms after the answer" if resume is not None else "-")
+                + (
+                    f"; {row['kept'][0]} kept in the store ({row['kept'][1] or 0} bytes of "
+                    "snapshots)"
+                    if row["kept"]
+                    else ""
+                )
             )

@@ -5,12 +5,15 @@ turn each: a question, two tool calls, an answer; 12 events) and one log of 1000
 (83 such turns). Measured over HTTP on 127.0.0.1 with httpx: ``GET /api/sessions`` (the list;
 the first request after start reads every log, later ones only stat them) and
 ``GET /api/sessions/{id}`` of the long session (the first opens it from its log). Targets
-(issue 24): the list under 200 ms, the replay under 300 ms.
+(issue 24): the list under 200 ms, the replay under 300 ms. Then the same sessions moved
+into the SQLite store (``harness sessions import``, #33) and measured again: the ratios
+store / folder.
 """
 
 from __future__ import annotations
 
 import statistics
+import subprocess
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -22,6 +25,7 @@ import httpx2
 from harness.agent.log import dumps
 from harness.testing import Reply, Rule, ScriptedServer
 from tests.agent.session_logs import yesterday_events
+from tests.helpers import HARNESS
 
 from .harness_run import harness_run
 
@@ -62,28 +66,59 @@ def timed(client: httpx2.Client, url: str) -> float:
     return elapsed
 
 
+def measure_project(config: Path, tmp: str, where: str) -> dict[str, float]:
+    """The list, replay and search timings of one project, printed under ``where``."""
+    with harness_run(config, cwd=tmp) as url, httpx2.Client(timeout=30) as client:
+        base = url.split("?")[0]
+        first = timed(client, f"{base}api/sessions")
+        listed = len(client.get(f"{base}api/sessions").json())
+        warm = [timed(client, f"{base}api/sessions") for _ in range(REPEAT)]
+        open_first = timed(client, f"{base}api/sessions/{LONG}")
+        events = len(client.get(f"{base}api/sessions/{LONG}").json()["events"])
+        replay = [timed(client, f"{base}api/sessions/{LONG}") for _ in range(REPEAT)]
+        search = [timed(client, f"{base}api/sessions?q=topic%20999") for _ in range(3)]
+    figures = {
+        "list": statistics.median(warm),
+        "replay": statistics.median(replay),
+        "search": statistics.median(search),
+    }
+    print(
+        f"{where}: list of {listed} sessions: first {first:.0f} ms, then median "
+        f"{figures['list']:.0f} ms (target < 200 ms)"
+    )
+    print(
+        f"{where}: replay of {events} events: first {open_first:.0f} ms, then median "
+        f"{figures['replay']:.0f} ms (target < 300 ms)"
+    )
+    print(f"{where}: search of {listed} sessions for one word: median {figures['search']:.0f} ms")
+    return figures
+
+
 def measure() -> None:
     with TemporaryDirectory() as tmp, ScriptedServer([Rule(Reply.say("ok"), user="")]) as model:
         config = write_project(Path(tmp), model.url)
-        with harness_run(config, cwd=tmp) as url, httpx2.Client(timeout=30) as client:
-            base = url.split("?")[0]
-            first = timed(client, f"{base}api/sessions")
-            listed = len(client.get(f"{base}api/sessions").json())
-            warm = [timed(client, f"{base}api/sessions") for _ in range(REPEAT)]
-            open_first = timed(client, f"{base}api/sessions/{LONG}")
-            events = len(client.get(f"{base}api/sessions/{LONG}").json()["events"])
-            replay = [timed(client, f"{base}api/sessions/{LONG}") for _ in range(REPEAT)]
-            search = [timed(client, f"{base}api/sessions?q=topic%20999") for _ in range(3)]
-        print(
-            f"list of {listed} sessions: first {first:.0f} ms, then median "
-            f"{statistics.median(warm):.0f} ms (target < 200 ms)"
+        folder = measure_project(config, tmp, "folder")
+        # the same sessions in the SQLite store (agent.sessions: sqlite:///...), imported
+        text = config.read_text().replace(
+            "name: harness:agent\n",
+            "name: harness:agent\n    config:\n      sessions: sqlite:///.harness/harness.db\n",
         )
-        print(
-            f"replay of {events} events: first {open_first:.0f} ms, then median "
-            f"{statistics.median(replay):.0f} ms (target < 300 ms)"
+        config.write_text(text)
+        started = time.perf_counter()
+        done = subprocess.run(
+            [HARNESS, "sessions", "--config", str(config), "import", ".harness/sessions"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        took = time.perf_counter() - started
+        assert done.returncode == 0, done.stdout + done.stderr
+        print(f"harness sessions import: {took:.2f} s ({done.stdout.strip()})")
+        store = measure_project(config, tmp, "SQLite store")
         print(
-            f"search of {listed} sessions for one word: median {statistics.median(search):.0f} ms"
+            "store / folder: "
+            + ", ".join(f"{name} x{store[name] / folder[name]:.2f}" for name in folder)
         )
 
 

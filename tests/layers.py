@@ -40,7 +40,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "reload": ("core", "tools", "loader", "host"),
     "llm": ("core", "tools"),
     "gateway": ("core", "tools", "resources", "prompts", "store"),
-    "code": ("core", "tools"),
+    "code": ("core", "tools", "store"),
     "store": ("core", "tools"),
     "executor": ("core", "tools", "host"),
     "testing": (),

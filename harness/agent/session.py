@@ -431,6 +431,8 @@ class Session:
                 self._load_found(step, tools.sent)
             self._step = None
             self.record("step/end", turn=turn, step=step_number, usage=answer.usage)
+            if not calls and answer.finish_reason == "paused" and not wrap:
+                continue  # the API paused a long server-side turn: sent back, it goes on
             if not calls:
                 return "max_steps" if wrap else "done"
 

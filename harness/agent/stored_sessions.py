@@ -9,8 +9,11 @@ restart is found and finished (:mod:`.resume`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from ..store.config import StoreConfig
+from ..store.service import open_store
 from ..store.session_records import SessionRecords
 from .log import SessionNotFound, check_id, dumps
 from .session_list import any_spoken, short
@@ -23,6 +26,12 @@ def is_store_url(sessions: str | None) -> bool:
     )
 
 
+async def open_sessions(url: str, base_dir: Path) -> StoredSessions:
+    """The sessions of the store ``url`` (an SQLite path relative to ``base_dir``), open;
+    :class:`harness.store.schema.StoreError` when it cannot be."""
+    return StoredSessions(SessionRecords(await open_store(StoreConfig(url=url), base_dir)))
+
+
 class StoredSessions:
     """The sessions of one store, as :class:`.log.SessionStore` has those of a folder."""
 
@@ -31,6 +40,11 @@ class StoredSessions:
 
     def __init__(self, records: SessionRecords) -> None:
         self.records = records
+
+    async def close(self) -> None:
+        """Write what is queued, then let the store go."""
+        await self.records.flush()
+        await self.records.database.close()
 
     def exists(self, session_id: str) -> bool:
         return self.records.exists(check_id(session_id))

@@ -12,10 +12,11 @@ once. ``harness sessions`` lists the sessions of the config's agent without star
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -340,22 +341,39 @@ def run_chat(
 # -- harness sessions ------------------------------------------------------------------------
 
 
-def _store(options: Options) -> Any:
-    from ..agent.log import SessionStore
-
+def _sessions_setting(options: Options) -> tuple[str, Path]:
+    """The agent entry's ``sessions`` (a folder or a store URL) and the folder it is
+    relative to."""
     loaded = read_config(
         options.config_path, [Path(p) for p in options.patches], options.overrides, lenient=True
     )
     for plan in loaded.plans:
         if plan.name == "harness:agent" and plan.enabled:
             config = plan.config if isinstance(plan.config, dict) else {}
-            folder = config.get("sessions", "./.harness/sessions")
-            if folder is None:
+            sessions = config.get("sessions", "./.harness/sessions")
+            if sessions is None:
                 raise ChatError(
                     f"the agent entry {plan.id!r} keeps its sessions in memory (sessions: null)"
                 )
-            return SessionStore(loaded.file.parent / str(folder))
+            return str(sessions), loaded.file.parent
     raise ChatError(f"{options.config_path} has no enabled entry `name: harness:agent`")
+
+
+@contextlib.contextmanager
+def _store(options: Options) -> Iterator[Any]:
+    """The agent's sessions: a folder's logs, or a store's (open while the block runs)."""
+    from ..agent.log import SessionStore
+    from ..agent.stored_sessions import is_store_url, open_sessions
+
+    sessions, base = _sessions_setting(options)
+    if not is_store_url(sessions):
+        yield SessionStore(base / sessions)
+        return
+    store = anyio.run(open_sessions, sessions, base)
+    try:
+        yield store
+    finally:
+        anyio.run(store.close)
 
 
 def print_events(events: list[dict[str, Any]], as_json: bool) -> None:

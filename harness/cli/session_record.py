@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 from rich.console import Console
 from rich.table import Table
 
@@ -20,7 +22,7 @@ from ..agent.log import read_events
 from ..agent.session_list import Catalog
 from ..agent.trajectory import trajectory
 from ..tools.approval_contract import visible
-from .chat import ChatError, _store, print_events
+from .chat import ChatError, _sessions_setting, _store, print_events
 from .options import Options
 
 MAX_FILE = 512 * 1024 * 1024
@@ -28,7 +30,8 @@ MAX_FILE = 512 * 1024 * 1024
 
 def list_sessions(options: Options, as_json: bool) -> None:
     """``harness sessions``: the latest first, with their titles (renames included)."""
-    listed = Catalog(_store(options)).summaries()
+    with _store(options) as store:
+        listed = store.summaries() if store.folder is None else Catalog(store).summaries()
     listed.sort(key=lambda item: item["updated"] or "", reverse=True)
     if as_json:
         print(json.dumps(listed, indent=2, ensure_ascii=False))
@@ -38,6 +41,33 @@ def list_sessions(options: Options, as_json: bool) -> None:
     for item in listed:
         table.add_row(item["id"], visible(item["title"]), str(item["turns"]), item["updated"] or "")
     Console().print(table)
+
+
+def import_logs(options: Options, folder: str) -> int:
+    """``harness sessions import FOLDER``: the exit code (1 when a line was a problem)."""
+    from ..agent.session_import import import_logs as imported_from
+    from ..agent.stored_sessions import is_store_url
+
+    sessions, _ = _sessions_setting(options)
+    if not is_store_url(sessions):
+        raise ChatError(
+            f"the agent's sessions are the folder {sessions!r}, not a store: set its "
+            "sessions to a store URL (sqlite:///.harness/harness.db, or postgresql://...) "
+            "and import again"
+        )
+    with _store(options) as store:
+        done = anyio.run(imported_from, Path(folder), store.records)
+        where = store.records.where
+    for problem in done.problems:
+        print(problem, file=sys.stderr)
+    print(
+        f"imported {done.added} events of {done.sessions} "
+        + ("session" if done.sessions == 1 else "sessions")
+        + f" into {where}"
+        + (f" ({done.kept} were there already)" if done.kept else "")
+        + (f"; {len(done.problems)} lines not imported (above)" if done.problems else "")
+    )
+    return 1 if done.problems else 0
 
 
 def is_file(target: str) -> bool:
@@ -60,7 +90,8 @@ def load(options: Options | None, target: str) -> list[dict[str, Any]]:
             raise ChatError(f"{path} holds no session events (one JSON object per line)")
         return events
     assert options is not None
-    return list(_store(options).load(target)[0])
+    with _store(options) as store:
+        return list(store.load(target)[0])
 
 
 def show(options: Options | None, target: str, as_json: bool, stats: bool) -> None:

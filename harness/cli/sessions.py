@@ -70,3 +70,14 @@ def sessions_show(ctx: click.Context, /, session_id: str, as_json: bool, stats: 
     from .session_record import show
 
     show(ctx.obj, session_id, as_json, stats)
+
+
+@sessions.command(name="import")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.pass_context
+def sessions_import(ctx: click.Context, /, folder: str) -> None:
+    """Move the JSONL logs of FOLDER into the store the agent's sessions setting names
+    (importing twice adds nothing; a broken line is reported FILE:LINE, the rest imported)."""
+    from .session_record import import_logs
+
+    sys.exit(import_logs(ctx.obj, folder))

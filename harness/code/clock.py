@@ -28,12 +28,13 @@ from ..tools.inputs import Input
 class Clock:
     """``budget`` seconds of running time, paused while approvals are awaited."""
 
-    def __init__(self, budget: float) -> None:
+    def __init__(self, budget: float, spent: float = 0.0) -> None:
         self.budget = budget
-        self._spent = 0.0
+        self._spent = spent
+        """Seconds run before (a program restored from its snapshot: its runs so far)."""
         self._since: float | None = anyio.current_time()
         self._waiting = 0
-        self.scope = anyio.CancelScope(deadline=self._since + budget)
+        self.scope = anyio.CancelScope(deadline=self._since + budget - spent)
         """Run the program in it; ``scope.cancelled_caught`` says the budget was spent."""
         self._paused = anyio.Event()
         """Set (and replaced) when the clock stops."""

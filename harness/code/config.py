@@ -23,8 +23,9 @@ _UNITS = {
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
-def parse_size(value: Any) -> int:
-    """Bytes from ``67108864``, ``"64MiB"``, ``"64 MB"`` or ``"512k"``; ValueError otherwise."""
+def parse_size(value: Any, name: str = "max_memory", least: int = 1 << 20) -> int:
+    """Bytes from ``67108864``, ``"64MiB"``, ``"64 MB"`` or ``"512k"``; ValueError otherwise
+    (also when under ``least``, for the key ``name``)."""
     if isinstance(value, bool):
         raise ValueError("expected a size such as 64MiB, got a boolean")
     if isinstance(value, int):
@@ -39,8 +40,8 @@ def parse_size(value: Any) -> int:
         size = int(float(match.group(1)) * unit)
     else:
         raise ValueError(f"expected a size such as 64MiB or a number of bytes, got {value!r}")
-    if size < 1 << 20:
-        raise ValueError(f"max_memory must be at least 1MiB, got {value!r}")
+    if size < least:
+        raise ValueError(f"{name} must be at least {show_size(least)}, got {value!r}")
     return size
 
 
@@ -76,7 +77,22 @@ class CodeConfig(pydantic.BaseModel):
     program waiting for an approval holds none. One more process type-checks the programs
     (:mod:`.checker`)."""
 
+    max_snapshot: int = 8 << 20
+    """The longest snapshot of a program waiting for an approval that is kept (in the host,
+    and in the store for a keyed program); a longer one stops the program."""
+    max_paused: int = pydantic.Field(100, ge=1, le=1_000_000)
+    """Programs of this entry waiting for an approval at once (parked, holding no worker);
+    one more is stopped."""
+    pause_timeout: float = pydantic.Field(86400.0, gt=0, allow_inf_nan=False)
+    """Seconds one wait of a program for an approval may last, across restarts (each
+    approval's own ``approval_timeout`` usually ends it first); then the program stops."""
+
     @pydantic.field_validator("max_memory", mode="before")
     @classmethod
     def _size(cls, value: Any) -> int:
         return parse_size(value)
+
+    @pydantic.field_validator("max_snapshot", mode="before")
+    @classmethod
+    def _snapshot_size(cls, value: Any) -> int:
+        return parse_size(value, "max_snapshot", 1 << 10)

@@ -20,14 +20,20 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import logging
 import math
 import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from ..errors import ToolArgsError, ToolConflict
+from ..service import unwrap
+from ..store.programs import Adopted, DurablePrograms
 from ..tools.approval_requests import TIMEOUT as APPROVAL_TIMEOUT
+from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.definition import ToolDefinition, define_tool
 from ..tools.finding import SEARCH_TOOL, kept
@@ -36,6 +42,7 @@ from .checker import Checker
 from .clock import Clock, ProgramClient
 from .config import CodeConfig, show_size
 from .names import RESERVED
+from .parking import Lot, load_record
 from .pool import Pool
 from .program import Program, ProgramFailed
 from .results import CallRecord, blocks, canonical, failure_blocks, plain
@@ -43,11 +50,11 @@ from .stubs import callable_name, positional, stubs
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..tools.call_context import CallContext
     from ..tools.config import ToolsConfig
 
+_log = logging.getLogger("harness.code")
 name = "code"
-inject = ["tools"]
+inject = {"tools": {}, "store": {"required": False}}
 Config = CodeConfig
 RUN_CODE = "run_code"
 PROGRAM_MEDIA_TYPE = "text/x-python"
@@ -78,6 +85,7 @@ class CodeTool:
         self.config = config
         self.pool = pool
         self.checker = Checker(config, ctx.start_soon)
+        self.lot = Lot(config, self.programs)
         self._stubs: str | None = None
         self._functions: list[str] = []
         """The tools that are functions in the stubs (the warm-up snippet names them)."""
@@ -183,31 +191,79 @@ class CodeTool:
         """Run the program: its result, with the program and its calls' cards as blocks (a
         failed program's too; one whose clock ran out ends ``timeout``, as a tool past its
         pipeline timeout does)."""
-        code = args["code"]
+        return await self._run(ctx, args["code"])
+
+    async def _run(self, ctx: CallContext, code: str, adopted: Adopted | None = None) -> ToolResult:
+        """Run the program of ``ctx``'s call, from its start, or (``adopted``) on from the
+        snapshot a dead process kept in the store."""
+        restored = None if adopted is None else adopted.state
         records: list[CallRecord] = []
-        clock = Clock(self.config.timeout)
+        if restored is not None:
+            records = [load_record(fields) for fields in restored["records"]]
+        clock = Clock(self.config.timeout, 0.0 if restored is None else restored["spent"])
         client = ProgramClient(ctx.client, clock)
 
-        async def inner(tool: str, arguments: dict[str, Any]) -> ToolResult:
-            return await self._inner(ctx, client, records, tool, arguments)
+        async def inner(tool: str, arguments: dict[str, Any], call_id: int) -> ToolResult:
+            return await self._inner(ctx, client, records, tool, arguments, call_id)
 
         parallel = self.config.max_parallel or self.ctx.tools.config.max_parallel
         tools = self.ctx.tools
         known = frozenset(name for name in tools.list() if self.allows(name))
         result: dict[str, Any] | None = None
+        spot = self.lot.spot(ctx.call, code, records)
         try:
             with clock.scope:
-                await self.checker.check(self.stubs(), code)
-                async with self.pool.session(self.stubs()) as session:
+                if adopted is None:
+                    await self.checker.check(self.stubs(), code)
+                parked = None if adopted is None else adopted.snapshot
+                async with self.pool.session(self.stubs(), parked) as session:
                     lookup = partial(self.lookup, known=known)
-                    program = Program(session, self.config, inner, lookup, parallel, clock)
-                    value = await program.run(code)
+                    program = Program(session, self.config, inner, lookup, parallel, clock, spot)
+                    if restored is None:
+                        value = await program.run(code)
+                    else:
+                        value = await program.resume(restored["program"], restored["wait"])
                     result = canonical(program.output, value, records)
             if result is None:  # the clock ran out: the scope was cancelled
                 raise ProgramFailed(timeout_result(ctx.call, self.config.timeout).error or "")
         except Exception as exc:
             return self._failed(ctx.call, code, records, exc, result is None and clock.ran_out)
         return ToolResult(ctx.call.id, RUN_CODE, result, blocks(code, result, records))
+
+    def programs(self) -> DurablePrograms | None:
+        """The store's paused programs, while ``harness:store`` is loaded."""
+        store = self.ctx.get("store")
+        programs = getattr(unwrap(store), "programs", None) if store is not None else None
+        return programs if isinstance(programs, DurablePrograms) else None
+
+    def resume(self, adopted: Adopted) -> None:
+        """Finish a program a dead process left paused (the store adopted it for us)."""
+        self.ctx.start_soon(self._resumed, adopted)
+
+    async def _resumed(self, adopted: Adopted) -> None:
+        state, programs = adopted.state, self.programs()
+        call = ToolCall(
+            state["id"],
+            RUN_CODE,
+            {"code": state["code"]},
+            session=state["session"],
+            client=state["client"],
+            key=adopted.key,
+        )
+        ctx = CallContext(call, tools=self.ctx.tools)
+        _log.info("resuming paused program %r (key %r) from its snapshot", call.id, call.key)
+        result: ToolResult | None = None
+        try:
+            result = await self._run(ctx, state["code"], adopted)
+        except Exception as exc:  # its own failures are results; this is a bug
+            _log.exception("paused program %r could not resume", call.id)
+            result = ToolResult.failure(call, "internal", f"the program could not resume: {exc}")
+        finally:
+            if programs is not None:
+                with anyio.CancelScope(shield=True):
+                    await programs.drop(adopted.key)
+                    await programs.journal.record(call, adopted.key, result)
+        _log.info("paused program %r ended %s", call.id, result.code or "ok")
 
     def _failed(
         self, call: ToolCall, code: str, records: list[CallRecord], exc: Exception, timed_out: bool
@@ -234,9 +290,13 @@ class CodeTool:
         records: list[CallRecord],
         tool: str,
         args: dict[str, Any],
+        call_id: int,
     ) -> ToolResult:
-        # the program's client, session and parent: its calls ask whoever it would ask
-        call = ToolCall(f"{program.call.id}/{len(records) + 1}", tool, args)
+        # the program's client, session and parent: its calls ask whoever it would ask; a
+        # keyed program's calls are keyed too (journaled: after a restart, the program's
+        # calls that were running are answered from the journal, not run again)
+        key = None if program.call.key is None else f"{program.call.key}/{call_id}"
+        call = ToolCall(f"{program.call.id}/{len(records) + 1}", tool, args, key=key)
         program.child(call).client = client
         record = CallRecord(call)
         records.append(record)
@@ -266,6 +326,16 @@ async def apply(ctx: Context, config: CodeConfig) -> None:
     ctx.effect(lambda: tool.checker.close)
     ctx.tools.reserve(tool.reserved())
     ctx.on("tools/change", tool.changed)
+    programs = tool.programs()
+    if programs is not None:  # resume the programs dead processes left paused
+        programs.resume = tool.resume
+        ctx.start_soon(programs.adopt)
+
+        def lend_back() -> None:
+            if programs.resume == tool.resume:
+                programs.resume = None
+
+        ctx.effect(lambda: lend_back)
     try:
         tool.register()
     except ToolConflict:

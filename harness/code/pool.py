@@ -36,6 +36,14 @@ class PoolClosed(RuntimeError):
     """Raised when a worker is asked of a pool whose entry is unloading."""
 
 
+class TooLarge(Exception):
+    """Raised when a program's snapshot dump is longer than the limit (its size)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
 class Pool:
     """A Monty pool: ``workers`` processes, one program each at a time."""
 
@@ -85,9 +93,10 @@ class Pool:
                     self._started = False
                     await anyio.to_thread.run_sync(self._monty.__exit__, None, None, None)
 
-    def session(self, stubs: str) -> Session:
-        """A session for one program, type-checked against ``stubs``."""
-        return Session(self, stubs)
+    def session(self, stubs: str, parked: bytes | None = None) -> Session:
+        """A session for one program, type-checked against ``stubs``; with ``parked`` (a
+        program's snapshot dump), one that starts parked: it takes a worker when it unparks."""
+        return Session(self, stubs, parked)
 
     @property
     def held(self) -> int:
@@ -123,13 +132,13 @@ class Session:
     another one, and restores the program where it stopped.
     """
 
-    def __init__(self, pool: Pool, stubs: str) -> None:
+    def __init__(self, pool: Pool, stubs: str, parked: bytes | None = None) -> None:
         self._pool = pool
         self._stubs = stubs
         self.monty: monty.MontySession = pool._checkout(stubs)
         self._pid: int | None = None
         self._held = False
-        self._parked: bytes | None = None
+        self._parked: bytes | None = parked
         self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._soon: Callable[[Callable[[], object]], object] | None = None
         self.killed = False
@@ -144,6 +153,8 @@ class Session:
         # asyncio's loop, or trio's token: both call back into the loop from any thread.
         self._soon = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon
         threading.Thread(target=self._serve, name="harness-code-step", daemon=True).start()
+        if self._parked is not None:  # a program restored from its dump: no worker yet
+            return self
         try:
             await self._hold()
         except BaseException:
@@ -190,11 +201,17 @@ class Session:
             self._pid = None
             self._pool._slots.release()
 
-    async def park(self, snapshot: Any) -> None:
+    @property
+    def state(self) -> bytes | None:
+        """The parked program's snapshot dump (None while it holds a worker)."""
+        return self._parked
+
+    async def park(self, snapshot: Any, limit: int) -> None:
         """Keep the suspended program (``snapshot``) in the host and give the worker back.
 
         Not cancellable midway: it ends parked, or (when the sandbox cannot dump the
-        program) still holding its worker.
+        program) still holding its worker. Raises :class:`TooLarge`, still holding the
+        worker, when the dump is longer than ``limit`` bytes.
         """
         with anyio.CancelScope(shield=True):
             try:
@@ -202,6 +219,8 @@ class Session:
             except Exception as exc:
                 _log.warning("a waiting program keeps its worker (no dump: %s)", exc)
                 return
+            if len(state) > limit:
+                raise TooLarge(len(state))
             await self._release()
             self._parked = state
 

@@ -15,9 +15,10 @@ the host and its worker serves other programs until the wait is over
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import pydantic_monty as monty
@@ -28,11 +29,12 @@ from .checker import checker_message
 from .clock import Clock
 from .config import CodeConfig, show_size
 from .names import CALL_TOOL, is_free
-from .pool import Session
+from .pool import Session, TooLarge
 from .results import Output, to_json, value_of
 
-Call = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
-"""Run one inner call through the pipeline: (tool name, arguments) to its result."""
+Call = Callable[[str, dict[str, Any], int], Awaitable[ToolResult]]
+"""Run one inner call through the pipeline: (tool name, arguments, the sandbox's id of the
+call: unique within the program, the same after a restore) to its result."""
 Lookup = Callable[[str], list[str] | None]
 """A tool the program may call → its parameter names in positional order; None if not."""
 T = TypeVar("T")
@@ -52,6 +54,26 @@ class ProgramFailed(Exception):
     """Raised when the program cannot finish; the message names the limit or the error."""
 
 
+class Parking(Protocol):
+    """Where a program goes while it waits for a person (:mod:`.parking`)."""
+
+    limit: int
+    """The longest snapshot dump kept, in bytes."""
+
+    async def park(self, program: Program, wait: Wait) -> None:
+        """The program is about to park (its calls ``wait``): raise ProgramFailed when it
+        may not; else keep it, and return only when it has waited too long (raising
+        ProgramFailed), or never (its wait ends first and cancels this)."""
+
+    async def unparked(self, program: Program) -> None:
+        """The program holds a worker again (or ended while parked): forget it."""
+
+
+Wait = dict[str, Any]
+"""What a parked program waits for: ``{"call": id}`` (a call it awaited at once) or
+``{"future": [ids]}`` (any of the calls it gathered)."""
+
+
 class Program:
     """One run of one program in one sandbox session."""
 
@@ -63,9 +85,11 @@ class Program:
         lookup: Lookup,
         parallel: int,
         clock: Clock | None = None,
+        parking: Parking | None = None,
     ) -> None:
         self.session = session
         self.clock = clock
+        self.parking = parking
         self.config = config
         self.call = call
         self.lookup = lookup
@@ -73,7 +97,23 @@ class Program:
         self.calls = 0
         self._slots = anyio.Semaphore(parallel)
         self._settled: dict[int, monty.ExternalSettledResult] = {}
+        self.pending: dict[int, tuple[str, dict[str, Any]]] = {}
+        """The calls running now, by the sandbox's id: (tool, arguments); a sleep's tool is
+        empty and its arguments ``{"seconds": s}``."""
+        self.paused_at: float | None = None
+        """When the program's current wait for a person began (``time.time()``)."""
         self._wake = anyio.Event()
+
+    def state(self) -> dict[str, Any]:
+        """What is kept beside a parked program's snapshot to resume it elsewhere: its
+        calls running or settled, its output and call count (see :meth:`resume`)."""
+        return {
+            "pending": [[i, tool, args] for i, (tool, args) in self.pending.items()],
+            "settled": [[i, settled] for i, settled in self._settled.items()],
+            "output": [self.output.parts, self.output.kept, self.output.total],
+            "calls": self.calls,
+            "paused_at": self.paused_at,
+        }
 
     async def run(self, code: str) -> Any:
         """Run ``code`` to its end: the value of its last expression.
@@ -92,11 +132,72 @@ class Program:
             raise failure
         return value
 
-    async def _drive(self, group: anyio.abc.TaskGroup, code: str) -> Any:
-        snapshot: Any = await self.session.step(self._start, code)
+    async def resume(self, state: dict[str, Any], wait: Wait) -> Any:
+        """Run on a program restored from its snapshot (its session starts parked) and
+        ``state``: the calls that were running run again (through the journal, by their
+        keys: one that ended is answered from it), and once what it waits for has settled
+        it takes a worker and goes on from where it stopped. Raises as :meth:`run`."""
+        parts, kept, total = state["output"]
+        self.output.parts, self.output.kept, self.output.total = list(parts), kept, total
+        self.calls = state["calls"]
+        self.paused_at = state["paused_at"]
+        self.pending = {i: (tool, args) for i, tool, args in state["pending"]}
+        self._settled = {int(i): settled for i, settled in state["settled"]}
+        failure: Exception | None = None
+        value: Any = None
+        async with anyio.create_task_group() as group:
+            try:
+                value = await self._drive(group, None, state, wait)
+            except Exception as exc:
+                failure = self._failure(exc)
+            group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return value
+
+    async def _drive(
+        self,
+        group: anyio.abc.TaskGroup,
+        code: str | None,
+        state: dict[str, Any] | None = None,
+        wait: Wait | None = None,
+    ) -> Any:
+        if state is None or wait is None:
+            snapshot: Any = await self.session.step(self._start, code)
+        else:
+            snapshot = await self._restored(group, state, wait)
         while not isinstance(snapshot, monty.MontyComplete):
             snapshot = await self._answer(group, snapshot)
         return snapshot.output
+
+    async def _restored(self, group: anyio.abc.TaskGroup, state: dict[str, Any], wait: Wait) -> Any:
+        """Start the calls a restored program had running; the snapshot it waits at, once
+        what it waits for settled (it holds a worker again)."""
+        eager = wait.get("call")
+        for call_id, tool, args in state["pending"]:
+            if call_id == eager:
+                continue
+            if tool:
+                group.start_soon(self._run_call, call_id, tool, args)
+            else:
+                group.start_soon(self._run_sleep, call_id, float(args.get("seconds", 0.0)))
+        clock = self.clock
+        if clock is not None:  # its wait is for a person: the clock runs again after it
+            clock.pause()
+        try:
+            if eager is not None:
+                tool, args = next((t, a) for i, t, a in state["pending"] if i == eager)
+                settled, snapshot = await self._wait(
+                    None, wait, partial(self._settle, tool, args, eager)
+                )
+                return await self.session.step(self._resume_settled, snapshot, settled)
+            waiting = list(wait["future"])
+            _, snapshot = await self._wait(None, wait, partial(self._any_settled, waiting))
+        finally:
+            if clock is not None:
+                clock.resume()
+        ready = {i: self._settled.pop(i) for i in waiting if i in self._settled}
+        return await self.session.step(snapshot.resume, ready)
 
     def _failure(self, exc: Exception) -> Exception:
         """What the run_code call fails with: invalid_args, or a message naming the limit."""
@@ -156,17 +257,24 @@ class Program:
                 )
             if problem is not None:
                 return await step(snapshot.resume, problem)
+            call_id = snapshot.call_id
             if snapshot.allow_eager_await:
                 # Awaited at once, with no other sandbox task able to run: the program can
                 # only wait for this call, so the host runs it first and hands the sandbox
                 # its future and the result in one step instead of two.
-                settled, snapshot = await self._wait(snapshot, partial(self._settle, target, args))
+                self.pending[call_id] = (target, args)
+                settled, snapshot = await self._wait(
+                    snapshot, {"call": call_id}, partial(self._settle, target, args, call_id)
+                )
                 return await step(self._resume_settled, snapshot, settled)
-            group.start_soon(self._run_call, snapshot.call_id, target, args)
+            self.pending[call_id] = (target, args)
+            group.start_soon(self._run_call, call_id, target, args)
             return await step(snapshot.resume, {"future": ...})
         if isinstance(snapshot, monty.FutureSnapshot):
             waiting = snapshot.pending_call_ids
-            _, snapshot = await self._wait(snapshot, partial(self._any_settled, waiting))
+            _, snapshot = await self._wait(
+                snapshot, {"future": list(waiting)}, partial(self._any_settled, waiting)
+            )
             ready = {i: self._settled.pop(i) for i in waiting if i in self._settled}
             return await step(snapshot.resume, ready)
         if isinstance(snapshot, monty.NameLookupSnapshot):
@@ -177,26 +285,64 @@ class Program:
             return await step(snapshot.resume)
         raise ProgramFailed(f"the sandbox stopped at an unexpected point ({snapshot!r})")
 
-    async def _wait(self, snapshot: Any, host: Callable[[], Awaitable[T]]) -> tuple[T, Any]:
-        """Run ``host``, the host's side of ``snapshot``; park the program if one of its calls
-        waits for an approval meanwhile. Returns what ``host`` did and the snapshot to resume
-        (restored on a worker again if the program was parked)."""
+    async def _wait(
+        self, snapshot: Any, wait: Wait, host: Callable[[], Awaitable[T]]
+    ) -> tuple[T, Any]:
+        """Run ``host``, the host's side of ``snapshot`` (which waits for ``wait``); park the
+        program if one of its calls waits for an approval meanwhile (a restored program
+        starts parked: ``snapshot`` None). Returns what ``host`` did and the snapshot to
+        resume (restored on a worker again if the program was parked)."""
         clock = self.clock
         if clock is None:
             return await host(), snapshot
         session = self.session
-        async with anyio.create_task_group() as group:
+        failed: list[Exception] = []
+        try:
+            async with anyio.create_task_group() as group:
 
-            async def park_when_asked() -> None:
-                await clock.asked()
-                await session.park(snapshot)
+                async def park_when_asked() -> None:
+                    await clock.asked()
+                    try:
+                        await self._park(snapshot, wait)
+                    except ProgramFailed as exc:  # not parked, or parked too long
+                        failed.append(exc)
+                        group.cancel_scope.cancel()
 
-            group.start_soon(park_when_asked)
-            done = await host()
-            group.cancel_scope.cancel()
-        if session.parked:
-            snapshot = await session.unpark(self.output.write)
+                group.start_soon(park_when_asked)
+                done = await host()
+                group.cancel_scope.cancel()
+            if failed:
+                raise failed[0]
+            if session.parked:
+                snapshot = await session.unpark(self.output.write)
+        finally:
+            if self.paused_at is not None and self.parking is not None:
+                self.paused_at = None
+                with anyio.CancelScope(shield=True):
+                    await self.parking.unparked(self)
         return done, snapshot
+
+    async def _park(self, snapshot: Any, wait: Wait) -> None:
+        """Park the program while its call waits (its state to the host, or the store)."""
+        parking = self.parking
+        if parking is None:
+            if not self.session.parked:
+                await self.session.park(snapshot, 1 << 62)
+            await anyio.sleep_forever()
+            return
+        if self.paused_at is None:
+            self.paused_at = time.time()
+        if not self.session.parked:
+            try:
+                await self.session.park(snapshot, parking.limit)
+            except TooLarge as exc:
+                raise ProgramFailed(
+                    f"the program's state ({show_size(exc.size)}) is larger than max_snapshot "
+                    f"({show_size(parking.limit)}), so it cannot wait for an approval "
+                    "without holding a sandbox worker; it was stopped: keep less in its "
+                    "variables, or raise max_snapshot" + self._so_far()
+                ) from None
+        await parking.park(self, wait)
 
     def _resume_settled(
         self, snapshot: monty.FunctionSnapshot, settled: monty.ExternalSettledResult
@@ -209,16 +355,19 @@ class Program:
         self._settled[call_id] = settled  # not awaited after all: the wait finds it settled
         return waiting
 
-    async def _settle(self, name: str, args: dict[str, Any]) -> monty.ExternalSettledResult:
+    async def _settle(
+        self, name: str, args: dict[str, Any], call_id: int
+    ) -> monty.ExternalSettledResult:
         """Run one call (within max_parallel): its value, or the exception it raises."""
         try:
             self._slots.acquire_nowait()  # a free slot costs no pass through the event loop
         except anyio.WouldBlock:
             await self._slots.acquire()
         try:
-            result = await self.call(name, args)
+            result = await self.call(name, args, call_id)
         finally:
             self._slots.release()
+        self.pending.pop(call_id, None)
         if result.ok:
             return {"return_value": value_of(result)}
         code = result.code or "tool_error"
@@ -233,7 +382,8 @@ class Program:
             await self._wake.wait()
 
     async def _run_call(self, call_id: int, name: str, args: dict[str, Any]) -> None:
-        self._settled[call_id] = await self._settle(name, args)
+        self.pending[call_id] = (name, args)
+        self._settled[call_id] = await self._settle(name, args, call_id)
         self._wake.set()
 
     async def _sleep(self, group: anyio.abc.TaskGroup, snapshot: monty.FunctionSnapshot) -> Any:
@@ -248,7 +398,9 @@ class Program:
         return await self.session.step(snapshot.resume, {"return_value": None})
 
     async def _run_sleep(self, call_id: int, seconds: float) -> None:
+        self.pending[call_id] = ("", {"seconds": seconds})
         await anyio.sleep(seconds)
+        self.pending.pop(call_id, None)
         self._settled[call_id] = {"return_value": None}
         self._wake.set()
 

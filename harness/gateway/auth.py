@@ -15,23 +15,31 @@ an expired token with the refresh token. harness adds three things:
   too.
 - Who sees the browser: only ``harness auth ID`` (:mod:`.authorise`) runs the flow's
   browser step. A running harness that would need it fails the entry with
-  :class:`AuthorisationNeeded` instead, which says to run ``harness auth ID``. When that
-  happens on a step-up (a 403 asking for more scope), the scope it needed is kept with the
-  tokens, and ``harness auth`` asks for it too.
+  :class:`AuthorisationNeeded` instead, which says to run ``harness auth ID``. A step-up
+  (HTTP 403 ``insufficient_scope`` on one request) is not the SDK's to answer there: the
+  403 goes back as that request's answer, so only its call fails (:mod:`.failures` says
+  what to do) and the connection goes on; the scope it needed is kept with the tokens, and
+  ``harness auth`` asks for it too. A step-up met after ``harness auth`` kept new tokens
+  loads them and sends the request once more. (No browser-free way to widen the scope exists: a
+  refresh may not ask for more than was granted, RFC 6749 §6.)
 
-``EntryOAuth`` overrides four private steps of the SDK's provider (pinned: SDK 2.3;
+``EntryOAuth`` overrides five private steps of the SDK's provider (pinned: SDK 2.3;
 ``tests/gateway/test_oauth.py`` fails by name when they change).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.utils import union_scopes
+from mcp.client.auth.utils import (
+    extract_field_from_www_auth,
+    extract_scope_from_www_auth,
+    union_scopes,
+)
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -63,16 +71,56 @@ class EntryOAuth(OAuthClientProvider):
         self.configured: OAuthClientInformationFull | None = None
         """The client configured (``client_id``), stored before the first request."""
 
+    async def _auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        # The SDK's flow, but a step-up met by a running harness (which cannot send the
+        # person to the browser) ends it: the 403 is the request's answer (see the module),
+        # unless `harness auth` kept other tokens meanwhile: then once more with those.
+        retried = False
+        while True:
+            flow = super()._auth_flow(request)
+            try:
+                sent = await flow.__anext__()
+                while True:
+                    response = yield sent
+                    if sent is request and not self.interactive and step_up(response):
+                        break
+                    sent = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            finally:
+                await flow.aclose()
+            if retried or not await self._stored_anew():
+                await self._want(extract_scope_from_www_auth(response))
+                return
+            retried = True
+
+    async def _stored_anew(self) -> bool:
+        """Whether other tokens were stored than those in use (then the next request
+        loads them)."""
+        stored = await self.tokens.get_tokens()
+        current = self.context.current_tokens
+        if stored is None or (current is not None and stored.access_token == current.access_token):
+            return False
+        self._initialized = False
+        return True
+
+    async def _want(self, scope: str | None) -> None:
+        """Keep ``scope`` (and the scope granted so far) for ``harness auth`` to ask for."""
+        data = await self.tokens.load()
+        granted = self.context.current_tokens.scope if self.context.current_tokens else None
+        wanted = union_scopes(union_scopes(data.get("scope_wanted"), granted), scope)
+        if wanted and wanted != data.get("scope_wanted"):
+            data["scope_wanted"] = wanted
+            await self.tokens.save(data)
+
     async def _perform_authorization(self) -> httpx2.Request:
-        # A step-up (a 403 asking for more scope) met by a running harness, which cannot
-        # send the person to the browser: the scope it needed is kept in the file, and
-        # `harness auth` asks for it as well as what the server asks for then.
+        # `harness auth` asks for the scope a step-up needed as well as what the server
+        # asks for now.
         data = await self.tokens.load()
         wanted = union_scopes(self.context.client_metadata.scope, data.get("scope_wanted"))
         self.context.client_metadata.scope = wanted
-        if not self.interactive and wanted and wanted != data.get("scope_wanted"):
-            data["scope_wanted"] = wanted
-            await self.tokens.save(data)
         return await super()._perform_authorization()
 
     async def _initialize(self) -> None:
@@ -99,6 +147,14 @@ class EntryOAuth(OAuthClientProvider):
         # the token is due, read from the record (which survives a restart).
         if self.context.current_tokens is not None:
             self.context.token_expiry_time = await self.tokens.refresh_at()
+
+
+def step_up(response: httpx2.Response) -> bool:
+    """Whether ``response`` asks for more scope (HTTP 403 ``insufficient_scope``)."""
+    return (
+        response.status_code == 403
+        and extract_field_from_www_auth(response, "error") == "insufficient_scope"
+    )
 
 
 Redirect = Callable[[str], Awaitable[None]]

@@ -3,6 +3,7 @@ that say what happened (the end of a transport, a refused answer, a failed hands
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx2
@@ -80,6 +81,19 @@ def unauthorised(refusal: Refusal, config: GatewayConfig, entry: str = "ID") -> 
             "else set the credentials it expects in the entry's headers, e.g. "
             'headers: {Authorization: "Bearer ${TOKEN}"}'
         )
+    if (
+        refusal.status == 403
+        and config.oauth is not None
+        and _field(refusal, "error") == ("insufficient_scope")
+    ):
+        scope = _field(refusal, "scope")
+        wanted = f", asking for the scope {scope!r}" if scope else ""
+        which = "for that scope as well" if scope else "again"
+        return (
+            f"the call needs more access than harness was granted: {config.url} answered HTTP "
+            f"403 insufficient_scope{wanted}; run `harness auth {entry}` to authorise entry "
+            f"{entry!r} {which} (its other calls go on meanwhile)"
+        )
     if refusal.status == 403 and config.oauth is not None:
         return (
             f"the server refused access: {config.url} answered HTTP 403{challenge}; run "
@@ -92,6 +106,12 @@ def unauthorised(refusal: Refusal, config: GatewayConfig, entry: str = "ID") -> 
             "credentials in the entry's headers"
         )
     return None
+
+
+def _field(refusal: Refusal, name: str) -> str | None:
+    """Field ``name`` of the refusal's ``WWW-Authenticate`` challenge, if it has one."""
+    found = re.search(rf'\b{name}=(?:"([^"]*)"|([^\s,]+))', refusal.challenge)
+    return (found.group(1) or found.group(2)) if found else None
 
 
 def _authorisation_needed(exc: BaseException) -> AuthorisationNeeded | None:

@@ -13,13 +13,16 @@ size on the wire says nothing about its size once inflated.
 
 :class:`Refusal` keeps the last answer of 401 or 403, with its ``WWW-Authenticate``
 challenge: the SDK turns both into "Server returned an error response", and the messages say
-instead that the server requires authorisation (:mod:`.failures`).
+instead that the server requires authorisation (:mod:`.failures`). A call keeps its own in
+:data:`CALL_REFUSAL` too (the SDK sends each request from a copy of its caller's context),
+so another call's answer meanwhile cannot hide why it failed.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,9 +118,17 @@ class Refusal:
     """Its ``WWW-Authenticate`` header, as sent."""
 
     async def hook(self, response: httpx2.Response) -> None:
-        """An ``httpx2`` response hook: note a refusal, forget it on an answer."""
+        """An ``httpx2`` response hook: note a refusal (here and in the call's own record,
+        :data:`CALL_REFUSAL`), forget it on an answer."""
         if response.status_code in (401, 403):
             self.status = response.status_code
             self.challenge = response.headers.get("www-authenticate", "")
+            call = CALL_REFUSAL.get()
+            if call is not None:
+                call.status, call.challenge = self.status, self.challenge
         elif response.status_code < 400 and response.request.method == "POST":
             self.status = 0
+
+
+CALL_REFUSAL: ContextVar[Refusal | None] = ContextVar("harness_call_refusal", default=None)
+"""The refusal met by the requests of the call running in this context (set by the call)."""

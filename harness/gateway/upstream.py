@@ -38,6 +38,7 @@ from .caps import Caps, cut_reason
 from .config import GatewayConfig
 from .failures import TooLarge, Unavailable, explain, short, transport_error, unauthorised
 from .handshake import LISTEN_WAIT, connect, follow_changes
+from .http import CALL_REFUSAL, Refusal
 from .primitives import Listed, list_primitives
 from .stdio import UNREADABLE_CODE
 from .tokens import TokenRecord
@@ -239,6 +240,8 @@ class Connection:
             meta[CALLER_CAPABILITIES] = sorted(declared)
         if level is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             meta[LOG_LEVEL_META_KEY] = level  # 2026-07-28 logs are asked for per request
+        refused = Refusal()
+        mine = CALL_REFUSAL.set(refused)
         try:
             return await client.session.call_tool(
                 name,
@@ -255,7 +258,8 @@ class Connection:
                 raise TooLarge(cut) from None
             if exc.code == UNREADABLE_CODE:
                 raise Unavailable(f"{self.label}: {exc.error.message}") from None
-            refusal = unauthorised(self._transport.refusal, self.config, self._transport.entry)
+            met = refused if refused.status else self._transport.refusal
+            refusal = unauthorised(met, self.config, self._transport.entry)
             if refusal is not None:
                 raise Unavailable(f"{self.label}: {refusal}") from None
             if exc.code == types.CONNECTION_CLOSED:
@@ -267,6 +271,8 @@ class Connection:
                     + self._transport.stderr.note()
                 ) from None
             raise
+        finally:
+            CALL_REFUSAL.reset(mine)
 
     # -- the transport ---------------------------------------------------------------------
 

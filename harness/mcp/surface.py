@@ -51,6 +51,7 @@ from .http.transport import serve_app, streamable_app
 from .paging import page
 from .primitives import Primitives
 from .rounds import Rounds
+from .tasks import McpTasks
 from .tool_calls import ToolCalls
 from .tools_list import Catalog
 
@@ -91,7 +92,10 @@ class McpSurface:
         self.changes = Changes(root, self.bus, self.connections)
         self.seal = CallSeal()
         self.rounds = Rounds(self.seal)
-        self.calls = ToolCalls(root, self.rounds, self.levels, self._remember, self.catalog)
+        self.tasks = McpTasks(root)
+        self.calls = ToolCalls(
+            root, self.rounds, self.levels, self._remember, self.catalog, self.tasks
+        )
         self.primitives = Primitives(root, self.client_of, self.rounds)
         self._catalog: Catalog | None = None
         """The tools/list answer and each tool's input schema, until the registry changes."""
@@ -116,6 +120,7 @@ class McpSurface:
                 for layer in self.server.middleware
                 if type(layer).__name__ != "OpenTelemetryMiddleware"
             ]
+        self.tasks.install(self.server)
         # logging declared (problems go out as log entries) and logging/setLevel honoured
         self.levels.attach(self.server, connection_of)
         # a handshake-era client hears of changes from its handshake on, not from its
@@ -170,9 +175,9 @@ class McpSurface:
         # The SDK checks a call's Mcp-Param headers against this before dispatching it.
         return self.catalog().inputs.get(name)
 
-    async def _call_tool(
-        self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        # Any: a CreateTaskResult is a dict the SDK sends as it is (an extension's
+        # resultType), which its handler type does not name
         capabilities = ctx.session.client_capabilities
         return await self.call(str(ctx.request_id), params, capabilities, ctx)
 
@@ -186,7 +191,7 @@ class McpSurface:
         params: CallParams,
         capabilities: types.ClientCapabilities | None,
         request: Any = None,
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         """One ``tools/call``: the SDK's handler and the fast path (:mod:`.http.fast_path`)
         both run this. ``request`` is the SDK's request context (None on the fast path);
         see :meth:`.tool_calls.ToolCalls.run`."""

@@ -33,6 +33,7 @@ from .rounds import Rounds, missing_capability
 
 if TYPE_CHECKING:
     from ..context import Context
+    from .tasks import McpTasks
     from .tools_list import Catalog
 
 __all__ = ["IDEMPOTENCY_KEY", "ToolCalls", "called"]
@@ -55,12 +56,16 @@ class ToolCalls:
         levels: LogLevels,
         remember: Callable[[Any], Connection | None],
         catalog: Callable[[], Catalog],
+        tasks: McpTasks | None = None,
     ) -> None:
         self.root = root
         self.rounds = rounds
         self.levels = levels
         self.remember = remember
         self.catalog = catalog
+        self.tasks = tasks
+        """The tasks extension (:mod:`.tasks`): calls of task tools from clients that declared
+        it run as tasks."""
         self._clients: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
         """Handshake-era connections → the client session their calls carry."""
 
@@ -94,8 +99,8 @@ class ToolCalls:
 
     async def run(
         self, request_id: str, params: CallParams, client: McpClient
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """One ``tools/call`` from ``client``."""
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
+        """One ``tools/call`` from ``client`` (a dict: a ``CreateTaskResult``)."""
         if params.name == CALL_TOOL and self.catalog().searching:
             params = called(params)
         call = ToolCall(request_id, params.name, params.arguments or {}, client=client.id)
@@ -107,6 +112,14 @@ class ToolCalls:
                 return to_mcp_result(ToolResult.failure(call, "invalid_args", message))
             call.key = key  # the call journal's (harness:store)
         recorded, carried = self.rounds.opened(call, params) if client.modern else ([], None)
+        tasks = self.tasks
+        if tasks is not None and client.modern:
+            tool = self.root.tools.get(call.name)
+            if tool is not None and tool.task is not None:
+                if tasks.declared(client.capabilities):
+                    return tasks.start(call, client)
+                if tool.task == "required":
+                    raise tasks.missing(f"tool {call.name} (it runs as a task only)")
         ctx = CallContext(call, "mcp", client, recorded=recorded)
         ctx.carried = carried
         result = await unwrap(self.root.tools).execute(call)

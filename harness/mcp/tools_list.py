@@ -38,6 +38,8 @@ class Catalog:
     revision: str
     searching: bool = False
     """Listed for search (``--mcp-tools search``): ``call_tool`` is served."""
+    tasks: frozenset[str] = frozenset()
+    """The tools that may run as MCP tasks (``task=``)."""
 
     @classmethod
     def of(cls, service: ToolsService, search: bool = False) -> Catalog:
@@ -45,6 +47,7 @@ class Catalog:
         ``search_tools``, ``call_tool`` and the tools ``search.keep`` keeps."""
         tools = []
         inputs: dict[str, dict[str, Any]] = {}
+        tasks: set[str] = set()
         names = service.list()
         if search:
             keep = kept(names, service.config.search)
@@ -62,6 +65,8 @@ class Catalog:
             hints = schema.get("annotations") or {}
             if HEADER_MARK in json.dumps(schema["inputSchema"]):
                 inputs[name] = schema["inputSchema"]
+            if definition.task is not None:
+                tasks.add(name)
             tools.append(
                 types.Tool(
                     name=schema["name"],
@@ -77,7 +82,7 @@ class Catalog:
             [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
         )
         listing = types.ListToolsResult(tools=tools, _meta={REVISION_KEY: revision})
-        return cls(service, listing, inputs, revision, search)
+        return cls(service, listing, inputs, revision, search, frozenset(tasks))
 
 
 def digest(tools: list[dict[str, Any]]) -> str:

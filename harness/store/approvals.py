@@ -26,6 +26,7 @@ from ..tools.approval_requests import Approvals, Request
 from ..tools.calls import ToolCall
 from .database import Database
 from .journal import digest_of
+from .programs import DurablePrograms
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -38,8 +39,16 @@ SWEEP = 2.0
 class DurableApprovals:
     """The store's side of one approval object (``approvals.keyed``)."""
 
-    def __init__(self, ctx: Context, database: Database, approvals: Approvals) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        database: Database,
+        approvals: Approvals,
+        programs: DurablePrograms | None = None,
+    ) -> None:
         self.ctx = ctx
+        self.programs = programs
+        """Paused programs, adopted after the requests they wait for."""
         self.database = database
         self.approvals = approvals
         self._revived: dict[str, Request] = {}
@@ -83,6 +92,15 @@ class DurableApprovals:
             request = self.approvals.revive(fields["id"], call, fields["reason"])
             self._revived[fields["key"]] = request
             self.ctx.start_soon(self._resume, request)
+        if self.programs is not None:
+            await self.programs.adopt()
+
+    async def adopt_program(self, key: str) -> None:
+        """Adopt now the paused program of ``key`` if a dead process left one (a repeat of
+        its key came before the sweep), after the requests its calls wait for."""
+        await self._adopt()
+        if self.programs is not None:
+            await self.programs.adopt(key)
 
     async def before(self, call: ToolCall) -> Approved | Denied | None:
         key = call.key

@@ -179,6 +179,58 @@ class Database:
                 )
         return adopted
 
+    # -- paused programs -----------------------------------------------------------------
+
+    async def keep_program(self, key: str, state: str, snapshot: bytes, paused_at: float) -> None:
+        """Keep (or replace) the paused ``run_code`` program of the call ``key``: its
+        ``state`` (JSON) and Monty ``snapshot``, owned by this process."""
+        upsert = self.sql(
+            "INSERT INTO programs (key, state, snapshot, owner, paused_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET state = excluded.state, snapshot = "
+            "excluded.snapshot, owner = excluded.owner, paused_at = excluded.paused_at"
+        )
+        values = (key, state, snapshot, self.owner, paused_at)
+        await self.run(lambda connection: connection.execute(upsert, values))
+
+    async def drop_program(self, key: str) -> None:
+        """Forget the paused program of ``key`` (it runs again, ended, or was given up)."""
+        delete = self.sql("DELETE FROM programs WHERE key = ?")
+        await self.run(lambda connection: connection.execute(delete, (key,)))
+
+    async def adopt_programs(self, key: str | None = None) -> list[dict[str, Any]]:
+        """The paused programs of processes that died (only ``key``'s, when given), now this
+        one's, oldest pause first: ``{key, state, snapshot, paused_at, gone}`` (``gone``: the
+        dead owner). Each is adopted by one process only."""
+        where = "" if key is None else " WHERE key = ?"
+        select = self.sql(
+            f"SELECT key, state, snapshot, owner, paused_at FROM programs{where} ORDER BY paused_at"
+        )
+        update = self.sql("UPDATE programs SET owner = ? WHERE key = ? AND owner = ?")
+        chosen = () if key is None else (key,)
+
+        def adopt(values: tuple[str, str, str]) -> Callable[[Any], int]:
+            return lambda connection: int(connection.execute(update, values).rowcount)
+
+        rows = await self.run(lambda connection: connection.execute(select, chosen).fetchall())
+        alive: dict[str, bool] = {}
+        adopted: list[dict[str, Any]] = []
+        for found, state, snapshot, owner, paused_at in rows:
+            if owner not in alive:
+                alive[owner] = owner == self.owner or await self.is_alive(owner)
+            if alive[owner]:
+                continue
+            if await self.run(adopt((self.owner, found, owner))):
+                adopted.append(
+                    {
+                        "key": found,
+                        "state": state,
+                        "snapshot": bytes(snapshot),
+                        "paused_at": float(paused_at),
+                        "gone": owner,
+                    }
+                )
+        return adopted
+
     # -- secrets -------------------------------------------------------------------------
 
     async def secret(self, name: str) -> str | None:

@@ -39,6 +39,9 @@ class Journal:
         self.database = database
         self._running: dict[str, anyio.Event] = {}
         """Keys this process is running now → set when their result is recorded."""
+        self.resumable: Callable[[str], Awaitable[None]] | None = None
+        """Adopts the paused program of a key a dead process left started, if there is one
+        (:mod:`.programs`): the key is then this process's to finish."""
 
     async def run(
         self, call: ToolCall, tool: ToolDefinition, step: Callable[[], Awaitable[ToolResult]]
@@ -68,6 +71,10 @@ class Journal:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, POLL[1])
                 continue
+            if self.resumable is not None:  # a paused program: resumed, not interrupted
+                await self.resumable(key)
+                if key in self._running:
+                    continue
             if tool.annotations.idempotent:  # cut off: safe to run again, once
                 if await database.settle(key, found.owner, None):
                     return await self._record(call, key, step)
@@ -79,7 +86,7 @@ class Journal:
     async def _record(
         self, call: ToolCall, key: str, step: Callable[[], Awaitable[ToolResult]]
     ) -> ToolResult:
-        done = self._running[key] = anyio.Event()
+        self._running[key] = anyio.Event()
         result: ToolResult | None = None
         try:
             result = await step()
@@ -87,18 +94,33 @@ class Journal:
             result = None  # cut off (cancelled) or failed inside: a repeat finds it so
             raise
         finally:
-            with anyio.CancelScope(shield=True):
-                try:
-                    if result is None:
-                        await self.database.release(key)
-                    else:
-                        await self.database.finish(key, dumps(result))
-                except Exception:
-                    _log.exception("the journal could not record call %r (key %r)", call.id, key)
-                finally:
-                    del self._running[key]
-                    done.set()
+            await self.record(call, key, result)
         return result
+
+    async def take_over(self, key: str, gone: str) -> bool:
+        """Make this process the runner of ``key``, which the dead owner ``gone`` left
+        ``started`` (a paused program this process resumes): a repeat of the key then waits
+        for :meth:`record`. False when the key was answered or taken meanwhile."""
+        if key in self._running or not await self.database.settle(key, gone, None):
+            return False
+        self._running[key] = anyio.Event()
+        return True
+
+    async def record(self, call: ToolCall, key: str, result: ToolResult | None) -> None:
+        """Record the end of this process's run of ``key``: ``result``, or (None) cut off."""
+        done = self._running.get(key)
+        with anyio.CancelScope(shield=True):
+            try:
+                if result is None:
+                    await self.database.release(key)
+                else:
+                    await self.database.finish(key, dumps(result))
+            except Exception:
+                _log.exception("the journal could not record call %r (key %r)", call.id, key)
+            finally:
+                self._running.pop(key, None)
+                if done is not None:
+                    done.set()
 
 
 def digest_of(args: Any) -> str:

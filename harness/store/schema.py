@@ -79,6 +79,15 @@ SQLITE: tuple[tuple[str, ...], ...] = (
             turn INTEGER NOT NULL
         )""",
     ),
+    (  # 6: run_code programs paused on an approval (harness.code)
+        """CREATE TABLE programs (
+            key TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            snapshot BLOB NOT NULL,
+            owner TEXT NOT NULL,
+            paused_at REAL NOT NULL
+        )""",
+    ),
 )
 """SQLite's migrations: ``SQLITE[n]`` takes a store from version n to n + 1."""
 
@@ -150,6 +159,15 @@ POSTGRES: tuple[tuple[str, ...], ...] = (
             id TEXT PRIMARY KEY,
             owner TEXT NOT NULL,
             turn INTEGER NOT NULL
+        )""",
+    ),
+    (
+        """CREATE TABLE programs (
+            key TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            snapshot BYTEA NOT NULL,
+            owner TEXT NOT NULL,
+            paused_at DOUBLE PRECISION NOT NULL
         )""",
     ),
 )

@@ -23,6 +23,7 @@ from .approvals import DurableApprovals
 from .config import StoreConfig
 from .database import Database
 from .journal import Journal
+from .programs import DurablePrograms
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -43,6 +44,8 @@ class StoreService(Service):
         self.config = config or StoreConfig()
         self.database: Database | None = None
         self.journal: Journal | None = None
+        self.programs: DurablePrograms | None = None
+        """Paused run_code programs (harness:code lends it their resumption)."""
 
     async def start(self) -> None:
         database = self.database = await open_store(self.config, self.ctx.base_dir)
@@ -54,8 +57,10 @@ class StoreService(Service):
                 self.config.keep_days,
             )
         journal = self.journal = Journal(database)
+        programs = self.programs = DurablePrograms(database, journal)
         tools = unwrap(self.ctx.tools)
-        durable = DurableApprovals(self.ctx, database, tools.approvals)
+        durable = DurableApprovals(self.ctx, database, tools.approvals, programs)
+        journal.resumable = durable.adopt_program
         tools.journal, tools.approvals.keyed = journal, durable
 
         def lend_back() -> None:

@@ -114,7 +114,7 @@ class AnthropicServer(ScriptedServer):
             blocks = self._blocks(body, reply)
             usage["output_tokens"] = tokens(blocks) if blocks else 1
             self.usage.append(usage)
-            stop = "tool_use" if reply.tool_calls else "end_turn"
+            stop = "pause_turn" if reply.pause else "tool_use" if reply.tool_calls else "end_turn"
             message: dict[str, Any] = {
                 "id": f"msg_{len(self.requests)}",
                 "type": "message",
@@ -324,7 +324,7 @@ def _last(turns: list[Any]) -> tuple[dict[str, Any], str | None]:
             if block.get("type") != "text":
                 break
             texts.insert(0, str(block.get("text", "")))
-        return {"role": "user", "content": "".join(texts)}, None
+        return {"role": turns[-1].get("role"), "content": "".join(texts)}, None
     wanted = last.get("tool_use_id")
     name = None
     for turn in reversed(turns[:-1]):

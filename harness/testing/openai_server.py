@@ -59,7 +59,9 @@ class Reply:
     when the request enables thinking, and ``search`` a query the Messages-API server's
     model runs through the request's tool search tool before it answers (a
     ``server_tool_use`` block and its ``tool_search_tool_result``, which loads the deferred
-    tools it finds); the OpenAI-compatible server has neither.
+    tools it finds); the OpenAI-compatible server has neither. ``pause`` makes the
+    Messages-API server stop that answer with ``pause_turn`` (as the API does when a long
+    server-side turn is paused); the client sends it back to let the model go on.
     """
 
     text: str = ""
@@ -68,6 +70,7 @@ class Reply:
     """Composes the text from the last message's text (a tool result, say) when set."""
     thinking: str = ""
     search: str = ""
+    pause: bool = False
 
     @classmethod
     def program(cls, code: str, text: str = "") -> Reply:
@@ -317,7 +320,11 @@ class ScriptedServer:
                 if reply.about is not None:
                     text = reply.about(_text_of(last.get("content")))
                     reply = Reply(
-                        text, reply.tool_calls, thinking=reply.thinking, search=reply.search
+                        text,
+                        reply.tool_calls,
+                        thinking=reply.thinking,
+                        search=reply.search,
+                        pause=reply.pause,
                     )
                 if rule.faults:
                     return reply, rule.faults.pop(0)

@@ -118,6 +118,10 @@ class ToolDefinition:
     """Host-only: validate the body's value and return the canonical value, or raise."""
     is_async: bool = False
     """Host-only: the body is a coroutine function."""
+    task: str | None = None
+    """``"optional"`` or ``"required"``: over MCP, a client that declared the tasks extension
+    gets a task for a call and polls it (docs/store.md#tasks); ``"required"`` refuses a client
+    that did not (-32021). None: calls are answered when they finish."""
     takes_context: bool = False
     """Host-only: the body receives the call's :class:`~harness.tools.call_context.CallContext`
     (``bind(args, ctx)``; ``execute(args, ctx)`` after the acceptor's yes)."""
@@ -138,6 +142,7 @@ def define_tool(
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
+    task: str | None = None,
 ) -> ToolDefinition:
     """Define a tool from a parameter spec; raise ToolDefinitionError when it is malformed.
 
@@ -201,6 +206,7 @@ def define_tool(
         concurrency_safe=check_concurrency(concurrency_safe, marks, where),
         annotations=marks,
         icons=tool_icons(icons, where),
+        task=check_task(task, where),
         bind=bind,
         accepts=accepts,
         check_output=_output_checker(output_check),
@@ -214,6 +220,19 @@ def check_name(name: Any) -> None:
         raise ToolDefinitionError(
             f"tool name {name!r} is invalid: use 1 to 64 letters, digits, '_' or '-'"
         )
+
+
+TASK_SUPPORT = ("optional", "required")
+"""What ``task=`` accepts (None: the tool does not run as an MCP task)."""
+
+
+def check_task(task: Any, where: str) -> str | None:
+    """None, ``"optional"`` or ``"required"``."""
+    if task is None or task in TASK_SUPPORT:
+        return task  # type: ignore[no-any-return]
+    raise ToolDefinitionError(
+        f"{where}: task must be 'optional' or 'required' (None: no task support), got {task!r}"
+    )
 
 
 def tool_icons(icons: Any, where: str) -> tuple[dict[str, Any], ...]:

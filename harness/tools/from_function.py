@@ -35,6 +35,7 @@ from .definition import (
     ToolDefinition,
     check_concurrency,
     check_name,
+    check_task,
     check_timeouts,
     tool_icons,
 )
@@ -61,6 +62,7 @@ def tool(
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
+    task: str | None = None,
 ) -> Callable[[Func], ToolDefinition]: ...
 
 
@@ -75,12 +77,13 @@ def tool(
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
+    task: str | None = None,
 ) -> ToolDefinition | Callable[[Func], ToolDefinition]:
     """Define a tool from a function: ``@tool`` or ``@tool(name=..., timeout=...)``."""
 
     def build(target: Func) -> ToolDefinition:
         return _from_function(
-            target, name, description, render, timeout, concurrency_safe, annotations, icons
+            target, name, description, render, timeout, concurrency_safe, annotations, icons, task
         )
 
     return build if func is None else build(func)
@@ -95,6 +98,7 @@ def _from_function(
     concurrency_safe: bool | Callable[[Any], bool] | None,
     annotations: ToolAnnotations | Mapping[str, Any] | None,
     icons: Any = None,
+    task: str | None = None,
 ) -> ToolDefinition:
     if not callable(func):
         raise ToolDefinitionError(f"@tool needs a function, got {type(func).__name__}")
@@ -163,6 +167,7 @@ def _from_function(
         concurrency_safe=check_concurrency(concurrency_safe, marks, where),
         annotations=marks,
         icons=tool_icons(icons, where),
+        task=check_task(task, where),
         bind=partial(_bind_model, validator, func, names, tuple(positional), context_name),
         check_output=check_output,
         is_async=inspect.iscoroutinefunction(func),

@@ -92,6 +92,26 @@ def _scenarios(suite: Suite, era: str, side: str) -> list[str]:
     return scenarios
 
 
+def extension_scenarios(suite: Suite, prefix: str) -> list[str]:
+    """The server scenarios of an extension (``tasks-``: the MCP tasks extension), which
+    the suite lists outside the requirement sets (``[extension]``), in its order."""
+    listed = subprocess.run(
+        suite.command("list", "--server"), capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    found = re.findall(rf"^\s+- ({re.escape(prefix)}\S+) \[extension\]$", listed, re.MULTILINE)
+    if not found:
+        raise SuiteUnavailable(
+            f"the suite listed no {prefix}* extension scenarios: {listed[-500:]}"
+        )
+    return found
+
+
+def run_extension_scenario(suite: Suite, scenario: str, url: str) -> Outcome:
+    """Run one extension scenario against ``url``, at the wire the suite picks for it
+    (extension scenarios are on no spec version's timeline: 2026-07-28's stateless wire)."""
+    return _run(suite, scenario, "server", "--url", url)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One scenario's checks: how many passed, and each failure's id and message."""
@@ -100,6 +120,8 @@ class Outcome:
     passed: int
     failures: tuple[str, ...]
     output: str
+    skipped: tuple[str, ...] = ()
+    """The checks the suite itself skipped, each with its reason."""
 
     @property
     def ok(self) -> bool:
@@ -134,6 +156,11 @@ def _run(suite: Suite, scenario: str, *args: str) -> Outcome:
         if check.get("status") == "FAILURE"
     )
     passed = sum(1 for check in checks if check.get("status") == "SUCCESS")
+    skipped = tuple(
+        f"{check.get('id')}: {check.get('errorMessage')}"
+        for check in checks
+        if check.get("status") == "SKIPPED"
+    )
     if not checks:
         failures = (f"no checks recorded (exit {done.returncode}): {done.stdout[-400:]}",)
-    return Outcome(scenario, passed, failures, done.stdout + done.stderr)
+    return Outcome(scenario, passed, failures, done.stdout + done.stderr, skipped)

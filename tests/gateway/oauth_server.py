@@ -7,16 +7,23 @@ authorize, token) around :class:`Provider`, an in-memory provider that approves 
 authorisation at once (no person: the browser step is a plain redirect) and issues access
 tokens ``access-N`` of ``OAUTH_TOKEN_SECONDS`` (default 3600). ``OAUTH_MARK`` (a file) gets
 one line per grant and per tool call, for the tests to read.
+
+The tool ``admin`` needs the scope ``admin`` (which every client registered may ask for,
+and none is granted unasked): :class:`StepUp` answers a ``tools/call`` of it with a token
+that lacks the scope with HTTP 403 ``insufficient_scope`` naming the scope, as the MCP
+authorisation spec's step-up says.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import uvicorn
@@ -58,6 +65,7 @@ class Provider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken,
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         assert client_info.client_id is not None
+        client_info.scope = "user admin"  # what a client may ask for (it asks for none at first)
         self.clients[client_info.client_id] = client_info
         mark(f"register {client_info.client_name}")
 
@@ -76,7 +84,7 @@ class Provider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken,
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
             resource=params.resource,
         )
-        mark("authorize")
+        mark(" ".join(["authorize", *(params.scopes or [])]))
         return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
 
     async def load_authorization_code(
@@ -131,11 +139,11 @@ class Provider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken,
         )
 
 
-def build(port: int) -> MCPServer:
+def build(port: int, provider: Provider) -> MCPServer:
     base = f"http://127.0.0.1:{port}"
     server = MCPServer(
         "protected",
-        auth_server_provider=Provider(),
+        auth_server_provider=provider,
         auth=AuthSettings(
             issuer_url=base,
             resource_server_url=f"{base}/mcp",
@@ -150,14 +158,72 @@ def build(port: int) -> MCPServer:
         mark(f"call {used}")
         return used.removeprefix("Bearer ")
 
+    @server.tool(description="Needs the scope admin.")
+    def admin() -> str:
+        mark("call admin")
+        return "admin done"
+
     return server
+
+
+class StepUp:
+    """ASGI middleware: a ``tools/call`` of ``admin`` without the scope ``admin`` gets 403."""
+
+    def __init__(self, app: Any, provider: Provider, base: str) -> None:
+        self.app = app
+        self.provider = provider
+        self.base = base
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if self._refused(scope, body):
+            mark("refused admin: insufficient_scope")
+            challenge = (
+                'Bearer error="insufficient_scope", scope="admin", resource_metadata='
+                f'"{self.base}/.well-known/oauth-protected-resource/mcp"'
+            )
+            headers = [(b"www-authenticate", challenge.encode()), (b"content-length", b"0")]
+            await send({"type": "http.response.start", "status": 403, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    def _refused(self, scope: Any, body: bytes) -> bool:
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return False
+        if (message.get("params") or {}).get("name") != "admin":
+            return False
+        authorization = dict(scope["headers"]).get(b"authorization", b"").decode()
+        token = self.provider.access.get(authorization.removeprefix("Bearer "))
+        return token is not None and "admin" not in token.scopes
 
 
 async def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = build(port).streamable_http_app()
+    provider = Provider()
+    app = StepUp(build(port, provider).streamable_http_app(), provider, f"http://127.0.0.1:{port}")
     served = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     print(f"serving http://127.0.0.1:{port}/mcp", file=sys.stderr, flush=True)
     await served.serve(sockets=[sock])

@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp.client.auth import OAuthClientProvider
 
 from harness import Host
+from harness.gateway.plugin import supervision
 from harness.gateway.tokens import margin
 
 from ..helpers import HARNESS
@@ -126,6 +128,63 @@ async def test_harness_auth_stores_the_token_0600_which_is_used_then_refreshed(
     assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_step_up_fails_that_call_only_and_harness_auth_adds_the_scope_for_the_entry(
+    tmp_path: Path, protected: Protected
+) -> None:
+    config = write_config(tmp_path, [entry(protected.url, oauth=True)])
+    done = harness_auth(config)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tokens = tmp_path / ".harness" / "oauth" / "safe.json"
+
+    async with Host(config) as host:
+        fiber = fiber_of(host, "safe")
+        state = supervision(fiber)
+        assert state is not None
+        connection = state.connection
+        before = await host.tools.execute({"id": "1", "name": "safe_token", "args": {}})
+        assert before.result == {"result": "access-1"}
+        refused = await host.tools.execute({"id": "2", "name": "safe_admin", "args": {}})
+        assert refused.code == "tool_error"
+        assert refused.error == (
+            "MCP server 'safe': the call needs more access than harness was granted: "
+            f"{protected.url} answered HTTP 403 insufficient_scope, asking for the scope "
+            "'admin'; run `harness auth safe` to authorise entry 'safe' for that scope as "
+            "well (its other calls go on meanwhile)"
+        )
+        # The connection goes on: the same one answers the entry's other calls.
+        after = await host.tools.execute({"id": "3", "name": "safe_token", "args": {}})
+        assert after.result == {"result": "access-1"}
+        assert fiber.state.value == "active"
+        assert state.connection is connection
+        assert state.attempts == 0
+        assert json.loads(tokens.read_text())["scope_wanted"] == "admin"
+        assert protected.seen()[3:] == [
+            "call Bearer access-1",
+            "refused admin: insufficient_scope",
+            "call Bearer access-1",
+        ]
+
+        # The person runs `harness auth safe` meanwhile: it asks for the scope the call
+        # needed, and the running entry uses the new tokens.
+        done = await anyio.to_thread.run_sync(harness_auth, config)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert protected.seen()[6:] == ["authorize admin", "token authorization_code"]
+        assert "scope_wanted" not in json.loads(tokens.read_text())
+        granted = await host.tools.execute({"id": "4", "name": "safe_admin", "args": {}})
+        assert granted.result == {"result": "admin done"}
+        used = await host.tools.execute({"id": "5", "name": "safe_token", "args": {}})
+        assert used.result == {"result": "access-2"}
+        # The request with the old token met the step-up, found the new tokens kept, and
+        # was sent once more with them; the connection is the same.
+        assert protected.seen()[8:] == [
+            "refused admin: insufficient_scope",
+            "call admin",
+            "call Bearer access-2",
+        ]
+        assert state.connection is connection
+
+
 def stored_record(db: Path) -> dict[str, Any]:
     with contextlib.closing(sqlite3.connect(db)) as connection:
         rows = connection.execute("SELECT name, value FROM secrets").fetchall()
@@ -205,7 +264,8 @@ def test_tokens_are_refreshed_a_minute_before_they_expire_or_half_way() -> None:
 def test_the_sdk_provider_steps_harness_overrides_are_still_there() -> None:
     """harness.gateway.auth.EntryOAuth overrides these private steps of SDK 2.3's provider:
     an SDK that renames them fails here, by name, instead of tokens silently expiring."""
-    for name in ("_initialize", "_handle_token_response", "_handle_refresh_response"):
+    steps = ("_initialize", "_handle_token_response", "_handle_refresh_response")
+    for name in (*steps, "_auth_flow", "_perform_authorization"):
         assert callable(getattr(OAuthClientProvider, name, None)), name
     provider = OAuthClientProvider.__init__.__code__.co_varnames
     assert "storage" in provider

@@ -136,6 +136,32 @@ async def test_the_api_searches_then_the_model_calls_a_found_tool(tmp_path: Path
     assert third["messages"][1]["content"][1:3] == [use, found]
 
 
+async def test_a_paused_turn_is_sent_back_and_goes_on(tmp_path: Path) -> None:
+    rules = [
+        Rule(Reply(search="weather city", pause=True), user="weather", times=1),
+        Rule(Reply.say("Sunny in Paris."), tool="get_weather"),
+        Rule(Reply.calls(call("get_weather", {"city": "Paris"}))),  # the paused turn, resumed
+    ]
+    with AnthropicServer(rules) as server:
+        async with Host(config(tmp_path, server, {"keep": ["read_*"]})) as host:
+            session = host.ctx.agent.session()
+            with anyio.fail_after(30):
+                events = [e async for e in session.send("What is the weather in Paris?")]
+        requests = list(server.requests)
+    assert events[-1]["reason"] == "done", events[-1]
+    assert [e["text"] for e in events if e["type"] == "assistant/message"][-1] == "Sunny in Paris."
+    paused, resumed, answered = requests
+    assert names(paused, deferred=False) == ["tool_search_tool_bm25", "read_text_file"]
+    # the paused answer goes back as it came, as the last turn: the model goes on from it
+    last = resumed["messages"][-1]
+    assert last["role"] == "assistant"
+    assert [b["type"] for b in last["content"]] == ["server_tool_use", "tool_search_tool_result"]
+    assert "get_weather" in names(resumed, deferred=False)  # loaded by the paused search
+    result = next(e for e in events if e["type"] == "tool/result")["result"]
+    assert (result["ok"], result["result"]) == (True, "get_weather")
+    assert answered["messages"][-1]["role"] == "user"  # the tool's result
+
+
 async def test_a_reference_to_a_tool_removed_since_is_dropped(tmp_path: Path) -> None:
     rules = [
         Rule(

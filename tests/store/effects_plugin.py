@@ -1,8 +1,9 @@
 """The test tools of the journal's process tests (copied into each test's project).
 
-``charge`` and ``reserve`` (idempotent) append a line to ``effects.txt`` beside the plugin,
-then wait while a ``hold`` file (or ``hold-KIND-AMOUNT``, for that one call) is there: a
-test cuts a call off inside its body by killing the process once the line is written.
+``charge``, ``append`` and ``reserve`` (idempotent) append a line to ``effects.txt`` beside
+the plugin, then wait while a ``hold`` file (or ``hold-KIND-AMOUNT``, for that one call) is
+there: a test cuts a call off inside its body by killing the process once the line is
+written.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def effect(kind: str) -> Any:
             if not any(path.exists() for path in held):
                 break
             await anyio.sleep(0.02)
-        return f"{kind}d {args['amount']}"
+        return f"{kind}{'ed' if kind.endswith('d') else 'd'} {args['amount']}"
 
     return run
 
@@ -37,6 +38,11 @@ def apply(ctx: Context) -> None:
     ctx.tools.register(
         define_tool(
             name="charge", description="Charge", parameters=AMOUNT, execute=effect("charge")
+        )
+    )
+    ctx.tools.register(
+        define_tool(
+            name="append", description="Append", parameters=AMOUNT, execute=effect("append")
         )
     )
     ctx.tools.register(

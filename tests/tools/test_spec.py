@@ -353,3 +353,29 @@ def test_timeout_must_be_a_positive_finite_number(timeout: Any) -> None:
         "tool 't': timeout must be a positive number of seconds (None for no limit), "
         f"got {timeout!r}"
     )
+
+
+def test_a_tool_declares_task_support_and_anything_else_is_refused_where_defined() -> None:
+    from harness import define_tool, tool
+
+    assert define_tool(name="t", description="d", execute=lambda a: 1).task is None
+    assert define_tool(name="t", description="d", execute=lambda a: 1, task="required").task == (
+        "required"
+    )
+
+    @tool(task="optional")
+    def job() -> int:
+        """Do a job."""
+        return 1
+
+    assert job.task == "optional"
+    with pytest.raises(ToolDefinitionError) as caught:
+        define_tool(name="t", description="d", execute=lambda a: 1, task="always")
+    assert str(caught.value) == (
+        "tool 't': task must be 'optional' or 'required' (None: no task support), got 'always'"
+    )
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool(task=True)(job.execute)  # type: ignore[call-overload]
+    assert str(caught.value) == (
+        "tool 'job': task must be 'optional' or 'required' (None: no task support), got True"
+    )

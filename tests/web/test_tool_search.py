@@ -133,6 +133,23 @@ def test_the_tools_page_searches_and_a_hit_leads_to_its_card(page: Any) -> None:
     assert heading.is_visible()
 
 
+def test_a_page_opened_at_a_tools_link_shows_that_tools_card(browser: Any, served: Served) -> None:
+    context = browser.new_context(viewport={"width": 1100, "height": 500})
+    tab = context.new_page()
+    tab.set_default_timeout(WAIT)
+    try:
+        last = max(tool[0] for tool in TOOLS)  # listed by name: the last card
+        tab.goto(served.base + f"?token={TOKEN}#/tools?tool={last}")
+        heading = tab.get_by_role("heading", name=last, level=3)
+        tab.wait_for_function(f"() => document.activeElement?.textContent === {last!r}")
+        assert heading.is_visible()
+        assert tab.evaluate("() => window.scrollY") > 0  # scrolled down to it
+        tab.goto(served.base + f"?token={TOKEN}#/tools?tool=no_such_tool")
+        tab.get_by_text("no tool no_such_tool").wait_for()
+    finally:
+        context.close()
+
+
 def test_the_chat_card_of_search_tools_lists_the_tools_found(page: Any) -> None:
     page.get_by_role("link", name="Chat").click()
     page.get_by_role("button", name="New session").click()

@@ -104,7 +104,7 @@ def sdk_mirrored() -> bool:
 
 SurfaceCall = Callable[
     [str, CallParams, types.ClientCapabilities | None],
-    Awaitable[types.CallToolResult | types.InputRequiredResult],
+    Awaitable[types.CallToolResult | types.InputRequiredResult | dict[str, Any]],
 ]
 """A plain 2026-07-28 call: request id, params and the client's capabilities to its result."""
 
@@ -220,9 +220,11 @@ class FastCalls:
         return _Call(request_id, route.protocol_version, typed, _capabilities(route))
 
     def _checks_headers(self, name: str) -> bool:
-        """Whether the SDK checks the call's ``Mcp-Param`` headers (or would log why not)."""
+        """Whether the SDK checks the call's ``Mcp-Param`` headers (or would log why not), or
+        the tool may run as a task (the SDK's handler answers those: :mod:`..tasks`)."""
         try:
-            return name in self.surface.catalog().inputs
+            catalog = self.surface.catalog()
+            return name in catalog.inputs or name in catalog.tasks
         except Exception:  # the SDK's look-up logs it and goes on: let it
             return True
 

@@ -54,9 +54,18 @@ async function loadModel() {
   shown.hidden = !model;
 }
 
+// A page opened at #/tools?tool=NAME (a link followed from elsewhere, a bookmark): its card is
+// shown once the tools have loaded, the first time only (a resync must not move the page).
+let revealPending = true;
+
 async function loadAll() {
   loadModel();
   await Promise.all(Object.values(views).map((view) => view.load().catch((error) => say(error.message))));
+  if (revealPending) {
+    revealPending = false;
+    const tool = route() === "tools" ? wantedTool() : null;
+    if (tool !== null) views.tools.reveal(tool);
+  }
   for (const request of await api.get("/api/approvals").catch(() => [])) approvalEvent(request);
 }
 
