@@ -13,8 +13,9 @@ running instead (docs/gateway.md says how). Each era gets one reference, and:
   whose only entry mounts the reference (``harness:mcp-client``, ``prefix: ""`` so the
   scenarios' fixed tool and prompt names are the upstream's). The 2026-07-28 scenarios
   reach the reference at 2026-07-28 (where the suite's reference keeps its input-round
-  fixtures); the 2025-11-25 ones both ways, ``protocol: auto`` (the handshake era) and
-  ``2026-07-28`` (the upstream's input rounds answered mid-call by a 2025-11-25 client).
+  fixtures); the 2025-11-25 ones at ``protocol: auto`` (the handshake era) and, in front of
+  the fixture project, also at ``2026-07-28`` (the upstream's input rounds answered mid-call
+  by a 2025-11-25 client).
 
 Each scenario is one test: through the gateway it passes wherever the reference passes
 alone, and a failure names the suite's failed checks. The scenarios run concurrently, as in
@@ -41,8 +42,14 @@ FIXTURES = ROOT / "examples" / "conformance"
 REFERENCE = os.environ.get("HARNESS_CONFORMANCE_REFERENCE")
 """The URL of a reference server already running (default: harness's fixture project)."""
 JOBS = int(os.environ.get("HARNESS_CONFORMANCE_JOBS", "0")) or min(8, 2 * (os.cpu_count() or 1))
-PROTOCOLS = {"2025-11-25": ("auto", "2026-07-28"), "2026-07-28": ("2026-07-28",)}
-"""The ``protocol`` of the gateway's entry, each tried for each era's scenarios."""
+PROTOCOLS = {
+    "2025-11-25": ("auto",) if REFERENCE else ("auto", "2026-07-28"),
+    "2026-07-28": ("2026-07-28",),
+}
+"""The ``protocol`` of the gateway's entry, each tried for each era's scenarios. The
+2025-11-25 scenarios through a 2026-07-28 entry only in front of harness's fixture project,
+which serves the same fixtures at both eras (the suite's reference does not: its 2026-07-28
+path has no mid-call sampling or elicitation)."""
 
 
 def cases(suite: Suite) -> list[tuple[str, str, str]]:
