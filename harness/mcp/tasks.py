@@ -18,7 +18,9 @@ timeouts, journal). The client then polls:
 Each answers an empty ``{resultType: "complete"}``. A task unknown here, or past its
 ``ttlMs``, is -32602; a client that did not declare the extension gets -32021 for these
 methods, and for a call of a ``required`` tool. The body's progress and log entries become the
-task's ``statusMessage``. An ``Mcp-Name`` header that is not the request's ``taskId`` is
+task's ``statusMessage``. A tool defined ``ask_first`` asks its first inputs through input
+rounds (:mod:`.rounds`), and the round that answers them starts the task with those answers
+recorded (:meth:`McpTasks.start`). An ``Mcp-Name`` header that is not the request's ``taskId`` is
 -32020 (SEP-2243). Tasks live in this process's memory: a restart forgets them.
 """
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +38,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import HEADER_MISMATCH, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import Field
 
-from ..tools.call_context import CallContext, Client
+from ..tools.call_context import APPROVAL_KEY, CallContext, Client, InputApprover
 from ..tools.inputs import Input
 from .results import to_mcp_result
 
@@ -146,6 +148,13 @@ class TaskClient(Client):
         task.touch("working")
         return answers
 
+    def approver(self, ctx: CallContext) -> Any:
+        """An approval answered in the rounds before the task (sealed, :mod:`.rounds`) is
+        taken from them; otherwise the approval object decides (a console page)."""
+        if ctx.recorded and APPROVAL_KEY in ctx.recorded[0]:
+            return InputApprover(ctx)
+        return None
+
     async def progress(
         self, ctx: CallContext, done: float, total: float | None, message: str | None
     ) -> None:
@@ -187,12 +196,22 @@ class McpTasks:
             {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
         )
 
-    def start(self, call: ToolCall, client: McpClient) -> dict[str, Any]:
-        """Run ``call`` as a new task in the background; its ``CreateTaskResult``."""
+    def start(
+        self,
+        call: ToolCall,
+        client: McpClient,
+        recorded: Sequence[Mapping[str, Any]] = (),
+        carried: Any = None,
+    ) -> dict[str, Any]:
+        """Run ``call`` as a new task in the background; its ``CreateTaskResult``.
+        ``recorded`` and ``carried`` are what the input rounds before it gathered (an
+        ``ask_first`` tool's, :mod:`.rounds`): the body runs again from its start and each
+        input takes its recorded answer."""
         self._purge()
         task = Task(call.name)
         self.tasks[task.id] = task
-        CallContext(call, "mcp", TaskClient(task, client))
+        ctx = CallContext(call, "mcp", TaskClient(task, client), recorded=recorded)
+        ctx.carried = carried
         self.root.start_soon(self._run, task, call)
         return {"resultType": "task", **task.envelope()}
 
