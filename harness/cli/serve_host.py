@@ -129,6 +129,8 @@ async def _serve(
                 console.attach()  # before MCP's: approvals from the page are asked there
             surface = McpSurface(host.ctx, search=serving.mcp_tools == "search")
             surface.attach()
+            if console is not None:
+                console.tasks = surface.tasks  # the console's Tasks view
             async with anyio.create_task_group() as group:
 
                 async def stop_on_signal() -> None:
