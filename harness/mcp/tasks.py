@@ -17,8 +17,12 @@ timeouts, journal). The client then polls:
 
 Each answers an empty ``{resultType: "complete"}``. A task unknown here, or past its
 ``ttlMs``, is -32602; a client that did not declare the extension gets -32021 for these
-methods, and for a call of a ``required`` tool. The body's progress and log entries become the
-task's ``statusMessage``. An ``Mcp-Name`` header that is not the request's ``taskId`` is
+methods, and for a call of a ``required`` tool. The body's progress and log entries become
+the task's ``statusMessage``. A tool defined ``ask_first`` asks its first inputs through
+input rounds (:mod:`.rounds`), and the round that answers them starts the task with those
+answers recorded (:meth:`McpTasks.start`). :meth:`McpTasks.listing` and
+:meth:`McpTasks.cancel` are the console's view (``GET /api/tasks``). An ``Mcp-Name`` header
+that is not the request's ``taskId`` is
 -32020 (SEP-2243). Tasks live in this process's memory: a restart forgets them.
 """
 
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +40,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import HEADER_MISMATCH, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import Field
 
-from ..tools.call_context import CallContext, Client
+from ..tools.call_context import APPROVAL_KEY, CallContext, Client, InputApprover
 from ..tools.inputs import Input
 from .results import to_mcp_result
 
@@ -146,6 +150,13 @@ class TaskClient(Client):
         task.touch("working")
         return answers
 
+    def approver(self, ctx: CallContext) -> Any:
+        """An approval answered in the rounds before the task (sealed, :mod:`.rounds`) is
+        taken from them; otherwise the approval object decides (a console page)."""
+        if ctx.recorded and APPROVAL_KEY in ctx.recorded[0]:
+            return InputApprover(ctx)
+        return None
+
     async def progress(
         self, ctx: CallContext, done: float, total: float | None, message: str | None
     ) -> None:
@@ -187,12 +198,22 @@ class McpTasks:
             {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
         )
 
-    def start(self, call: ToolCall, client: McpClient) -> dict[str, Any]:
-        """Run ``call`` as a new task in the background; its ``CreateTaskResult``."""
+    def start(
+        self,
+        call: ToolCall,
+        client: McpClient,
+        recorded: Sequence[Mapping[str, Any]] = (),
+        carried: Any = None,
+    ) -> dict[str, Any]:
+        """Run ``call`` as a new task in the background; its ``CreateTaskResult``.
+        ``recorded`` and ``carried`` are what the input rounds before it gathered (an
+        ``ask_first`` tool's, :mod:`.rounds`): the body runs again from its start and each
+        input takes its recorded answer."""
         self._purge()
         task = Task(call.name)
         self.tasks[task.id] = task
-        CallContext(call, "mcp", TaskClient(task, client))
+        ctx = CallContext(call, "mcp", TaskClient(task, client), recorded=recorded)
+        ctx.carried = carried
         self.root.start_soon(self._run, task, call)
         return {"resultType": "task", **task.envelope()}
 
@@ -252,9 +273,35 @@ class McpTasks:
         return {}
 
     async def _cancel(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        task = self._find(ctx, params, "tasks/cancel")
+        self.cancel(self._find(ctx, params, "tasks/cancel").id)
+        return {}
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The tasks not yet expired, newest first, as the console shows them: ``id``,
+        ``tool``, ``status``, ``statusMessage`` (None: none), ``createdAt`` and
+        ``lastUpdatedAt`` (ISO 8601, UTC)."""
+        self._purge()
+        return [
+            {
+                "id": task.id,
+                "tool": task.tool,
+                "status": task.status,
+                "statusMessage": task.message,
+                "createdAt": _stamp(task.created_at),
+                "lastUpdatedAt": _stamp(task.updated_at),
+            }
+            for task in sorted(self.tasks.values(), key=lambda task: -task.created_at)
+        ]
+
+    def cancel(self, task_id: str) -> str | None:
+        """Cancel a running task (``tasks/cancel``, the console's Cancel); its status after
+        (a finished task keeps its own), None when no such task is kept."""
+        self._purge()
+        task = self.tasks.get(task_id)
+        if task is None:
+            return None
         if task.status not in TERMINAL:
             task.requests.clear()
             task.touch("cancelled")
             task.scope.cancel()
-        return {}
+        return task.status

@@ -8,6 +8,10 @@ asked first. A success returns the rendered content and ``structuredContent``; a
 a result with ``isError`` (DESIGN §6b), except the protocol's own errors: -32602 for a
 ``requestState`` this server will not open, -32021 for a call that failed for want of a
 capability the 2026-07-28 client did not declare.
+
+A call of a task tool from a 2026-07-28 client that declared the tasks extension is a task
+(:mod:`.tasks`) at once; one of an ``ask_first`` tool runs here until a round brings the
+answers to its body's inputs, and that round is its task.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from ..service import unwrap
 from ..tools.call_context import CallContext
 from ..tools.calls import ToolCall, ToolResult
 from ..tools.finding import CALL_TOOL
-from .client import CallParams, McpClient
+from .client import APPROVAL_KEY, CallParams, McpClient
 from .log_messages import LogLevels
 from .results import to_mcp_result
 from .rounds import Rounds, missing_capability
@@ -117,8 +121,9 @@ class ToolCalls:
             tool = self.root.tools.get(call.name)
             if tool is not None and tool.task is not None:
                 if tasks.declared(client.capabilities):
-                    return tasks.start(call, client)
-                if tool.task == "required":
+                    if not tool.ask_first or answers_its_inputs(recorded):
+                        return tasks.start(call, client, recorded, carried)
+                elif tool.task == "required":
                     raise tasks.missing(f"tool {call.name} (it runs as a task only)")
         ctx = CallContext(call, "mcp", client, recorded=recorded)
         ctx.carried = carried
@@ -142,6 +147,12 @@ class ToolCalls:
             client = self._clients[connection] = f"mcp-{secrets.token_urlsafe(12)}"
             weakref.finalize(connection, unwrap(self.root.tools).approvals.drop, client)
         return client
+
+
+def answers_its_inputs(recorded: list[Any]) -> bool:
+    """Whether a round's answers include the body's own (not only the call's approval): an
+    ``ask_first`` task tool's call becomes its task in that round."""
+    return any(set(answers) - {APPROVAL_KEY} for answers in recorded)
 
 
 def called(params: CallParams) -> types.CallToolRequestParams:

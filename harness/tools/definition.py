@@ -122,6 +122,10 @@ class ToolDefinition:
     """``"optional"`` or ``"required"``: over MCP, a client that declared the tasks extension
     gets a task for a call and polls it (docs/store.md#tasks); ``"required"`` refuses a client
     that did not (-32021). None: calls are answered when they finish."""
+    ask_first: bool = False
+    """With ``task``: the call's first inputs are asked in the request (an MCP 2026-07-28
+    ``InputRequiredResult``), and the round that answers them becomes the task
+    (docs/store.md#ask-first-then-a-task). False: the task starts at once."""
     takes_context: bool = False
     """Host-only: the body receives the call's :class:`~harness.tools.call_context.CallContext`
     (``bind(args, ctx)``; ``execute(args, ctx)`` after the acceptor's yes)."""
@@ -143,6 +147,7 @@ def define_tool(
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
     task: str | None = None,
+    ask_first: bool = False,
 ) -> ToolDefinition:
     """Define a tool from a parameter spec; raise ToolDefinitionError when it is malformed.
 
@@ -154,6 +159,7 @@ def define_tool(
     positional parameters that have no default is called ``execute(args, ctx)`` with the
     call's :class:`~harness.tools.call_context.CallContext`. ``timeout`` is seconds or
     ``{"total": s, "idle": s}``. ``concurrency_safe`` defaults to the ``read_only`` annotation.
+    ``task`` and ``ask_first``: how it runs as an MCP task (docs/store.md#mcp-tasks).
     """
     check_name(name)
     where = f"tool {name!r}"
@@ -207,6 +213,7 @@ def define_tool(
         annotations=marks,
         icons=tool_icons(icons, where),
         task=check_task(task, where),
+        ask_first=check_ask_first(ask_first, task, where),
         bind=bind,
         accepts=accepts,
         check_output=_output_checker(output_check),
@@ -233,6 +240,18 @@ def check_task(task: Any, where: str) -> str | None:
     raise ToolDefinitionError(
         f"{where}: task must be 'optional' or 'required' (None: no task support), got {task!r}"
     )
+
+
+def check_ask_first(ask_first: Any, task: Any, where: str) -> bool:
+    """``ask_first`` is a bool, and True only for a tool that runs as a task."""
+    if not isinstance(ask_first, bool):
+        raise ToolDefinitionError(f"{where}: ask_first must be True or False, got {ask_first!r}")
+    if ask_first and task is None:
+        raise ToolDefinitionError(
+            f"{where}: ask_first=True says when its task starts, but the tool runs as no task; "
+            "give task='optional' or 'required' as well"
+        )
+    return ask_first
 
 
 def tool_icons(icons: Any, where: str) -> tuple[dict[str, Any], ...]:

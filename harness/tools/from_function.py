@@ -33,6 +33,7 @@ from .definition import (
     OutputMismatch,
     ToolAnnotations,
     ToolDefinition,
+    check_ask_first,
     check_concurrency,
     check_name,
     check_task,
@@ -63,6 +64,7 @@ def tool(
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
     task: str | None = None,
+    ask_first: bool = False,
 ) -> Callable[[Func], ToolDefinition]: ...
 
 
@@ -78,12 +80,22 @@ def tool(
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     icons: Any = None,
     task: str | None = None,
+    ask_first: bool = False,
 ) -> ToolDefinition | Callable[[Func], ToolDefinition]:
     """Define a tool from a function: ``@tool`` or ``@tool(name=..., timeout=...)``."""
 
     def build(target: Func) -> ToolDefinition:
         return _from_function(
-            target, name, description, render, timeout, concurrency_safe, annotations, icons, task
+            target,
+            name,
+            description,
+            render,
+            timeout,
+            concurrency_safe,
+            annotations,
+            icons,
+            task,
+            ask_first,
         )
 
     return build if func is None else build(func)
@@ -99,6 +111,7 @@ def _from_function(
     annotations: ToolAnnotations | Mapping[str, Any] | None,
     icons: Any = None,
     task: str | None = None,
+    ask_first: bool = False,
 ) -> ToolDefinition:
     if not callable(func):
         raise ToolDefinitionError(f"@tool needs a function, got {type(func).__name__}")
@@ -168,6 +181,7 @@ def _from_function(
         annotations=marks,
         icons=tool_icons(icons, where),
         task=check_task(task, where),
+        ask_first=check_ask_first(ask_first, task, where),
         bind=partial(_bind_model, validator, func, names, tuple(positional), context_name),
         check_output=check_output,
         is_async=inspect.iscoroutinefunction(func),

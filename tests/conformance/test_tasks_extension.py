@@ -9,7 +9,7 @@ at least one passed; ``tasks-status-notifications`` has no check of its own in t
 ``subscriptions/listen`` are not yet sent (docs/store.md#tasks).
 
 ``tasks-mrtr-composition`` (a tool that asks through input rounds first, then escalates to a
-task) is not here: harness has no way yet for a body to say "from here on, a task".
+task) runs ``test_tool_with_task``, defined ``task="required", ask_first=True``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from ..processes import start_harness_run, stop
 from .suite import Outcome, Suite, extension_scenarios, install, run_extension_scenario
 from .test_conformance import JOBS, PROJECT
 
-NOT_BUILT = frozenset({"tasks-mrtr-composition"})
 SUITE_SKIPS = {
     "tasks-status-notifications": "tasks-status-notifications: Skipped: SEP-2663 delivers "
     "notifications/tasks via the SEP-2575 subscriptions/listen stream"
@@ -35,7 +34,7 @@ SUITE_SKIPS = {
 
 
 def scenarios(suite: Suite) -> list[str]:
-    return [name for name in extension_scenarios(suite, "tasks-") if name not in NOT_BUILT]
+    return extension_scenarios(suite, "tasks-")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -64,7 +63,6 @@ def outcomes() -> Iterator[dict[str, Future[Outcome]]]:
 def test_the_suite_lists_ten_tasks_scenarios() -> None:
     listed = extension_scenarios(install(), "tasks-")
     assert len(listed) == 10, listed
-    assert set(listed) >= NOT_BUILT
     assert set(SUITE_SKIPS) <= set(listed)
 
 

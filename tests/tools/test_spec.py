@@ -379,3 +379,28 @@ def test_a_tool_declares_task_support_and_anything_else_is_refused_where_defined
     assert str(caught.value) == (
         "tool 'job': task must be 'optional' or 'required' (None: no task support), got True"
     )
+
+
+def test_ask_first_is_for_task_tools_and_is_checked_where_defined() -> None:
+    from harness import define_tool, tool
+
+    assert (
+        define_tool(name="t", description="d", execute=lambda a: 1, task="required").ask_first
+        is False
+    )
+
+    @tool(task="optional", ask_first=True)
+    def job() -> int:
+        """Do a job."""
+        return 1
+
+    assert (job.task, job.ask_first) == ("optional", True)
+    with pytest.raises(ToolDefinitionError) as caught:
+        define_tool(name="t", description="d", execute=lambda a: 1, ask_first=True)
+    assert str(caught.value) == (
+        "tool 't': ask_first=True says when its task starts, but the tool runs as no task; "
+        "give task='optional' or 'required' as well"
+    )
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool(task="required", ask_first="yes")(job.execute)  # type: ignore[call-overload]
+    assert str(caught.value) == "tool 'job': ask_first must be True or False, got 'yes'"

@@ -3,7 +3,9 @@
 
 ``task="optional"`` lets a client without the extension call the tool as usual; ``"required"``
 refuses it (-32021). Inside a task, an input (``ctx.ask``, ``ctx.inputs``) parks the task as
-``input_required`` until the client answers with ``tasks/update``.
+``input_required`` until the client answers with ``tasks/update``. With ``ask_first=True``
+the first inputs are asked in the request instead (``InputRequiredResult``), and the call
+becomes a task in the round that brings their answers.
 """
 
 from __future__ import annotations
@@ -85,6 +87,16 @@ async def multi_input(ctx: CallContext) -> str:
     return "got " + " and ".join(map(str, names))
 
 
+@tool(task="required", ask_first=True)
+async def test_tool_with_task(ctx: CallContext) -> str:
+    """Ask for a name, then greet it as a task."""
+    form = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    answers = await ctx.inputs(user_name=ctx.Ask("What is your name?", form))
+    name = (answers["user_name"].content or {}).get("name", "nobody")
+    await anyio.sleep(0.2)  # the work a task is for
+    return f"Hello, {name}, from a task!"
+
+
 def apply(ctx):
     for definition in (
         greet,
@@ -93,5 +105,6 @@ def apply(ctx):
         protocol_error_job,
         confirm_delete,
         multi_input,
+        test_tool_with_task,
     ):
         ctx.tools.register(definition)
