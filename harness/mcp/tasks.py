@@ -17,10 +17,12 @@ timeouts, journal). The client then polls:
 
 Each answers an empty ``{resultType: "complete"}``. A task unknown here, or past its
 ``ttlMs``, is -32602; a client that did not declare the extension gets -32021 for these
-methods, and for a call of a ``required`` tool. The body's progress and log entries become the
-task's ``statusMessage``. A tool defined ``ask_first`` asks its first inputs through input
-rounds (:mod:`.rounds`), and the round that answers them starts the task with those answers
-recorded (:meth:`McpTasks.start`). An ``Mcp-Name`` header that is not the request's ``taskId`` is
+methods, and for a call of a ``required`` tool. The body's progress and log entries become
+the task's ``statusMessage``. A tool defined ``ask_first`` asks its first inputs through
+input rounds (:mod:`.rounds`), and the round that answers them starts the task with those
+answers recorded (:meth:`McpTasks.start`). :meth:`McpTasks.listing` and
+:meth:`McpTasks.cancel` are the console's view (``GET /api/tasks``). An ``Mcp-Name`` header
+that is not the request's ``taskId`` is
 -32020 (SEP-2243). Tasks live in this process's memory: a restart forgets them.
 """
 
@@ -271,9 +273,35 @@ class McpTasks:
         return {}
 
     async def _cancel(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        task = self._find(ctx, params, "tasks/cancel")
+        self.cancel(self._find(ctx, params, "tasks/cancel").id)
+        return {}
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The tasks not yet expired, newest first, as the console shows them: ``id``,
+        ``tool``, ``status``, ``statusMessage`` (None: none), ``createdAt`` and
+        ``lastUpdatedAt`` (ISO 8601, UTC)."""
+        self._purge()
+        return [
+            {
+                "id": task.id,
+                "tool": task.tool,
+                "status": task.status,
+                "statusMessage": task.message,
+                "createdAt": _stamp(task.created_at),
+                "lastUpdatedAt": _stamp(task.updated_at),
+            }
+            for task in sorted(self.tasks.values(), key=lambda task: -task.created_at)
+        ]
+
+    def cancel(self, task_id: str) -> str | None:
+        """Cancel a running task (``tasks/cancel``, the console's Cancel); its status after
+        (a finished task keeps its own), None when no such task is kept."""
+        self._purge()
+        task = self.tasks.get(task_id)
+        if task is None:
+            return None
         if task.status not in TERMINAL:
             task.requests.clear()
             task.touch("cancelled")
             task.scope.cancel()
-        return {}
+        return task.status

@@ -56,7 +56,7 @@ class StoreService(Service):
                 pruned,
                 self.config.keep_days,
             )
-        journal = self.journal = Journal(database)
+        journal = self.journal = Journal(database, lambda: self.ctx.is_stopping)
         programs = self.programs = DurablePrograms(database, journal)
         tools = unwrap(self.ctx.tools)
         durable = DurableApprovals(self.ctx, database, tools.approvals, programs)
