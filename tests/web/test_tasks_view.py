@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from .conftest import Served, make_project
-from .test_browser import WAIT
+from .test_browser import WAIT, shot
 
 TOKEN = "the-tasks-token"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -167,6 +167,7 @@ def test_the_tasks_view_shows_a_running_task_and_cancels_it(page: Any, served: S
     assert cells.nth(1).inner_text() == "crunch"
     assert cells.nth(2).inner_text() == "working"
     assert cells.nth(4).locator("time").get_attribute("datetime") is not None
+    shot(page, "tasks")
     row.get_by_role("button", name=f"cancel task {task_id}").click()
     cells.nth(2).get_by_text("cancelled", exact=True).wait_for()
     assert row.get_by_role("button").count() == 0
