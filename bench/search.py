@@ -14,7 +14,8 @@ cores, and two single-threaded runs at once), with the machine's load average be
 Speed (thread CPU time, which other processes on a loaded machine do not inflate; best of
 rounds): a full index build at 5 000 tools, registering one more tool through the tools
 service, the next search after it, and warm search latency (p50/p95) over the BFCL
-questions. Request size: the tool list of a request with every tool vs with deferral
+questions; the embedding and hybrid rankers' warm search latency (wall clock) at 526 tools
+and the whole pool. Request size: the tool list of a request with every tool vs with deferral
 (``search_tools`` alone) at 500 tools. Imports: what the first search imports, timed in a
 fresh interpreter.
 """
@@ -251,6 +252,41 @@ async def speed(functions: dict[str, dict[str, Any]], questions: list[tuple[str,
         )
 
 
+def model_latency(functions: dict[str, dict[str, Any]], questions: list[tuple[str, str]]) -> None:
+    """Warm query latency of the rankers with a model, at 526 tools (the issue's catalogue
+    size) and the whole pool: wall clock, since the model's encode of the query may use
+    threads; its vectors are encoded before timing."""
+    from harness.search.embedding import Encoder
+
+    if Encoder.unavailable_reason() is not None:
+        return
+    pool = list(functions.items())
+    print("rankers with a model, warm search, wall clock per query")
+    for size in (526, len(pool)):
+        docs = [document(name, f) for name, f in pool[:size]]
+        for name in ("embedding", "hybrid"):
+            with tempfile.TemporaryDirectory() as folder:
+                ranker = make_ranker(name, Path(folder))
+                index = SearchIndex(lambda ranker=ranker: ranker)  # type: ignore[misc]
+                for doc in docs:
+                    index.put(doc)
+                index.search("warm up")  # builds: encodes every tool once
+                walls, cpus = [], []
+                for query, _ in questions:
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    index.search(query)
+                    cpus.append((time.process_time() - cpu) * 1000)
+                    walls.append((time.perf_counter() - wall) * 1000)
+            walls.sort()
+            cpus.sort()
+            at = int(0.95 * len(walls))
+            print(
+                f"  {size:5d} tools, {name:9} wall p50 {statistics.median(walls):5.2f} ms, "
+                f"p95 {walls[at]:5.2f} ms; CPU (all threads) p50 {statistics.median(cpus):5.2f}"
+                f" ms, p95 {cpus[at]:5.2f} ms; load {os.getloadavg()[0]:.1f}"
+            )
+
+
 async def request_size(functions: dict[str, dict[str, Any]]) -> None:
     async with Context() as ctx:
         await ctx.plugin(ToolsService)
@@ -289,6 +325,7 @@ async def main() -> None:
     functions, questions = bfcl()
     quality(functions, questions)
     cold_encode(functions)
+    model_latency(functions, questions)
     await speed(functions, questions)
     await request_size(functions)
     imports()

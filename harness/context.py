@@ -90,6 +90,7 @@ class Context:
     ) -> bool | None:
         group = self._group
         assert group is not None
+        self._runtime.stopping = True  # what is cancelled now was cut off by the stop
         group.cancel_scope.cancel()
         await self._close()
         self._runtime.group = None
@@ -117,6 +118,14 @@ class Context:
     def is_disposed(self) -> bool:
         """True once the activation this context belongs to has ended."""
         return self._disposed
+
+    @property
+    def is_stopping(self) -> bool:
+        """True once the host began to stop (SIGINT or SIGTERM to ``harness run``, or the
+        root's exit): work cancelled from then on was cut off by the stop, as by ``kill -9``,
+        not stopped by anyone's decision, so what the store keeps of it is left for the next
+        process (docs/store.md)."""
+        return self._runtime.stopping
 
     @property
     def bus(self) -> EventBus:
@@ -353,6 +362,16 @@ class Context:
         if not self._runtime.ready:
             self._runtime.ready = True
             self._runtime.bus.emit("ready")
+
+    def mark_stopping(self) -> None:
+        """Say that the host is stopping, before what runs is cancelled (``harness run``
+        calls this on SIGINT or SIGTERM; the root's exit does it too): :attr:`is_stopping`.
+
+        Only the root can; later calls do nothing.
+        """
+        if self._fiber is not None:
+            raise PluginError(f"{self.describe()} cannot stop the host; only the root can")
+        self._runtime.stopping = True
 
     def emit(self, name: str, *args: Any) -> None:
         """Call every listener; a raising one is logged and the rest still run."""

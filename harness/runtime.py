@@ -46,6 +46,8 @@ class Runtime:
         self.base_dir = Path.cwd()
         self.ready = False
         """True once the root marked the initial load settled (``ready`` was emitted)."""
+        self.stopping = False
+        """True once the host began to stop (:meth:`.context.Context.mark_stopping`)."""
 
     # -- tasks -------------------------------------------------------------------------
 

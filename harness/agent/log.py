@@ -147,6 +147,9 @@ def log_chunks(path: Path, size: int = 65536) -> Iterator[bytes]:
 class LogWriter:
     """Appends events to one session's log, flushing each line."""
 
+    resumable = False
+    """A turn left open in a log is closed as cut off when the session is next opened."""
+
     def __init__(
         self, memory: list[dict[str, Any]] | None, path: Path | None, keep: int | None
     ) -> None:

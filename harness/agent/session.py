@@ -81,6 +81,10 @@ class Writer(Protocol):
     """Where a session's events are recorded: a JSONL log (:class:`.log.LogWriter`) or the
     store (:class:`.stored_sessions.StoreWriter`)."""
 
+    resumable: bool
+    """Whether a turn left open is finished by the next process (a store), so a turn the
+    host's stop cuts off is left open there, as ``kill -9`` leaves it."""
+
     def append(self, event: dict[str, Any]) -> None: ...
 
     def running(self, turn: int | None) -> None: ...
@@ -320,8 +324,10 @@ class Session:
             self.record("turn/resume", turn=turn, step=resumed.step)
         self._answer = ""
         reason, error, kind = "cancelled", None, None
+        scope = anyio.CancelScope()
+        cut = False  # cut off by the host's stop: left open for the next process
         try:
-            with anyio.CancelScope() as scope:
+            with scope:
                 self._scope = scope
                 try:
                     reason = await self._steps(turn, resumed)
@@ -333,12 +339,27 @@ class Session:
                     error = f"internal error in the agent loop ({type(exc).__name__}: {exc})"
             if scope.cancel_called:
                 reason, error, kind = "cancelled", None, None
+                cut = self._left_open()
+        except anyio.get_cancelled_exc_class():
+            cut = self._left_open()
+            raise
         finally:
             self._scope = None
-            self._settle()
-            self.record("turn/end", turn=turn, reason=reason, error=error)
-            self._writer.running(None)
+            if cut:
+                # left open and marked as this process's, whose end the store sees: the next
+                # process on the store finishes the turn from here (:mod:`.resume`)
+                self._step = None
+                _log.info("session %s: turn %d is left for the next start", self.id, turn)
+            else:
+                self._settle()
+                self.record("turn/end", turn=turn, reason=reason, error=error)
+                self._writer.running(None)
         return reason, error, kind
+
+    def _left_open(self) -> bool:
+        """Whether a turn cancelled now is left open: the host's stop cancelled it (not a
+        person) and its store has the next process finish it."""
+        return self._writer.resumable and self.agent.ctx.is_stopping
 
     def _trace_content(self) -> bool:
         """``trace_content`` of the tools service: messages and arguments in spans."""

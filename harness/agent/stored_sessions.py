@@ -104,6 +104,9 @@ class StoredSessions:
 class StoreWriter:
     """Records one session's events in the store, in order, without waiting for it."""
 
+    resumable = True
+    """A turn left open in the store is finished by the next process (:mod:`.resume`)."""
+
     def __init__(self, records: SessionRecords, session_id: str) -> None:
         self.records = records
         self.session_id = session_id

@@ -129,10 +129,15 @@ async def _serve(
                 console.attach()  # before MCP's: approvals from the page are asked there
             surface = McpSurface(host.ctx, search=serving.mcp_tools == "search")
             surface.attach()
+            if console is not None:
+                console.tasks = surface.tasks  # the console's Tasks view
             async with anyio.create_task_group() as group:
 
                 async def stop_on_signal() -> None:
                     async for _ in signals:
+                        # before anything is cancelled: keyed work cut off by the stop stays
+                        # in the store for the next start, as after kill -9 (docs/store.md)
+                        host.ctx.mark_stopping()
                         if console is not None:
                             console.hub.drop_streams()  # open pages must not hold the exit
                         group.cancel_scope.cancel()
@@ -186,7 +191,8 @@ async def _serve(
 
                     async def stdio() -> None:
                         await surface.serve_stdio(wire)
-                        group.cancel_scope.cancel()  # the client went away
+                        host.ctx.mark_stopping()  # the client went away: the process ends
+                        group.cancel_scope.cancel()
 
                     group.start_soon(stdio)
                 if serving.transport != "http":

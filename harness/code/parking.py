@@ -6,7 +6,8 @@ entry bounds that: a dump longer than ``max_snapshot`` is not kept, no more than
 ``max_paused`` programs wait at once, and none for longer than ``pause_timeout``; each is a
 clear failure of that program, never a worker held. A keyed program (its ``run_code`` call
 has a key) with a store loaded is also kept in the store (:mod:`harness.store.programs`),
-so that it resumes after a restart, or on another replica, from its snapshot.
+so that it resumes after a restart, or on another replica, from its snapshot; a graceful
+stop of the host leaves it there too, as ``kill -9`` does (a person's Stop forgets it).
 """
 
 from __future__ import annotations
@@ -33,10 +34,17 @@ _log = logging.getLogger("harness.code")
 class Lot:
     """The programs of one ``harness:code`` entry parked now, and its bounds."""
 
-    def __init__(self, config: CodeConfig, store: Callable[[], DurablePrograms | None]) -> None:
+    def __init__(
+        self,
+        config: CodeConfig,
+        store: Callable[[], DurablePrograms | None],
+        stopping: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.config = config
         self.store = store
         """The store's paused programs, when ``harness:store`` is loaded (else None)."""
+        self.stopping = stopping
+        """Whether the host is stopping: a program it cuts off while parked stays kept."""
         self.count = 0
         """Programs parked now (those resumed from the store and still waiting included)."""
 
@@ -103,6 +111,8 @@ class Spot:
         programs = self.lot.store()
         if not self.kept or programs is None or self.call.key is None:
             return
+        if program.session.parked and self.lot.stopping():
+            return  # cut off by the host's stop while it waited: the next process resumes it
         self.kept = False
         try:
             await programs.drop(self.call.key)

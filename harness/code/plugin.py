@@ -85,7 +85,7 @@ class CodeTool:
         self.config = config
         self.pool = pool
         self.checker = Checker(config, ctx.start_soon)
-        self.lot = Lot(config, self.programs)
+        self.lot = Lot(config, self.programs, lambda: ctx.is_stopping)
         self._stubs: str | None = None
         self._functions: list[str] = []
         """The tools that are functions in the stubs (the warm-up snippet names them)."""
@@ -261,7 +261,9 @@ class CodeTool:
         finally:
             if programs is not None:
                 with anyio.CancelScope(shield=True):
-                    await programs.drop(adopted.key)
+                    if result is not None or not self.ctx.is_stopping:
+                        await programs.drop(adopted.key)
+                    # else cut off by the host's stop: kept, for the next process to resume
                     await programs.journal.record(call, adopted.key, result)
         _log.info("paused program %r ended %s", call.id, result.code or "ok")
 

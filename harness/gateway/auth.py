@@ -33,6 +33,7 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
+import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import (
@@ -70,6 +71,7 @@ class EntryOAuth(OAuthClientProvider):
         self.interactive = interactive
         self.configured: OAuthClientInformationFull | None = None
         """The client configured (``client_id``), stored before the first request."""
+        self._wanting = anyio.Lock()
 
     async def _auth_flow(
         self, request: httpx2.Request
@@ -108,12 +110,13 @@ class EntryOAuth(OAuthClientProvider):
 
     async def _want(self, scope: str | None) -> None:
         """Keep ``scope`` (and the scope granted so far) for ``harness auth`` to ask for."""
-        data = await self.tokens.load()
-        granted = self.context.current_tokens.scope if self.context.current_tokens else None
-        wanted = union_scopes(union_scopes(data.get("scope_wanted"), granted), scope)
-        if wanted and wanted != data.get("scope_wanted"):
-            data["scope_wanted"] = wanted
-            await self.tokens.save(data)
+        async with self._wanting:  # concurrent step-ups: one read-modify-write at a time
+            data = await self.tokens.load()
+            granted = self.context.current_tokens.scope if self.context.current_tokens else None
+            wanted = union_scopes(union_scopes(data.get("scope_wanted"), granted), scope)
+            if wanted and wanted != data.get("scope_wanted"):
+                data["scope_wanted"] = wanted
+                await self.tokens.save(data)
 
     async def _perform_authorization(self) -> httpx2.Request:
         # `harness auth` asks for the scope a step-up needed as well as what the server

@@ -32,6 +32,7 @@ from .schema import (
     bound_description,
     compile_checker,
     input_schema,
+    json_size,
     output_schema,
     upstream_icons,
 )
@@ -135,6 +136,7 @@ class Mount:
                 destructive=hints.destructive_hint,
                 idempotent=hints.idempotent_hint,
                 open_world=hints.open_world_hint,
+                title=hints.title,
             )
             if hints is not None
             else ToolAnnotations()
@@ -168,7 +170,24 @@ class Mount:
             is_async=True,
             takes_context=True,  # the server's questions go to the caller's person
             icons=upstream_icons(tool, self.config.max_schema_bytes),
+            title=tool.title,
+            meta=self._meta(name, tool),
         )
+
+    def _meta(self, name: str, tool: types.Tool) -> dict[str, Any] | None:
+        """The upstream tool's ``_meta`` as it is, unless larger than ``max_schema_bytes``
+        (then left out, a problem of the entry)."""
+        if not tool.meta:
+            return None
+        limit = self.config.max_schema_bytes
+        if json_size(tool.meta) > limit:
+            note = (
+                f"tool {tool.name!r}: its _meta is larger than max_schema_bytes ({limit}); left out"
+            )
+            self.notes[name] = "; ".join(filter(None, [self.notes.get(name), note]))
+            self.ctx.logger.warning("%s: %s", self.connection.label, note)
+            return None
+        return dict(tool.meta)
 
     # -- calls -----------------------------------------------------------------------------
 

@@ -15,12 +15,19 @@ capabilities); :class:`Primitives` registers each as a resource or prompt of the
 An upstream ``resources/list_changed`` or ``prompts/list_changed`` re-lists (coalesced with
 the tools' re-list), and ``resources/updated`` is passed on to harness's subscribers.
 ``resources: false`` on the entry leaves them all out.
+
+Subscriptions pass through: when the server declares ``resources.subscribe``, a mounted
+resource's ``watch`` subscribes at the server when harness's first subscriber of a URI
+arrives and unsubscribes when the last leaves (``resources/subscribe`` at 2025-11-25, a
+``subscriptions/listen`` stream per URI at 2026-07-28), so the server's updates of that URI
+reach harness's subscribers, and only them.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import logging
 import re
 from collections.abc import Callable
@@ -28,9 +35,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import ContentError, DefinitionError, NameConflict, NotFound
 from ..prompts.define import define_prompt
@@ -106,6 +116,11 @@ class Primitives:
         self.mounted: dict[str, tuple[str, Callable[[], None]]] = {}
         """``resource URI`` or ``prompt NAME`` → (fingerprint, dispose)."""
         self.problems: list[str] = []
+        self.subscribed: set[str] = set()
+        """URIs subscribed at the server (for harness's subscribers)."""
+        self._listens: dict[str, anyio.CancelScope] = {}
+        """URI → its 2026-07-28 listen stream."""
+        self._watching = anyio.Lock()
 
     def sync(self, listed: Listed) -> None:
         """Make the registries hold exactly what the server lists now."""
@@ -147,13 +162,119 @@ class Primitives:
             self.mounted[key] = (fingerprint, dispose)
         for problem in self.problems:
             _log.warning("%s: %s", self.connection.label, problem)
+        if resources is not None and self._subscribes():
+            self._resubscribe(resources)
+
+    def _resubscribe(self, resources: Any) -> None:
+        """Subscribe at the server to the URIs of ours that harness's clients are subscribed
+        to already (a reconnected server, a resource listed anew)."""
+        for uri in list(resources.subscriptions.counts):
+            found = contextlib.suppress(Exception)
+            with found:
+                served = resources.find(uri)
+                if served is not None and served[0].watch == self.watch:
+                    self.ctx.start_soon(self._rewatch, uri)
+
+    async def _rewatch(self, uri: str) -> None:
+        try:
+            await self.watch(uri, True)
+        except ContentError as exc:
+            _log.warning("%s: %s", self.connection.label, exc)
 
     def updated(self, uri: str) -> None:
         """The server's ``resources/updated``: harness's subscribers hear of it."""
         resources = self.ctx.get("resources")
-        if resources is not None and f"resource {uri}" in self.mounted:
+        if resources is not None and (uri in self.subscribed or f"resource {uri}" in self.mounted):
             with contextlib.suppress(NotFound):
                 resources.notify_updated(uri)
+
+    # -- subscriptions -----------------------------------------------------------------------
+
+    def _subscribes(self) -> bool:
+        client = self.connection.client
+        capability = client.server_capabilities.resources if client is not None else None
+        return capability is not None and bool(capability.subscribe)
+
+    async def watch(self, uri: str, on: bool) -> None:
+        """Subscribe at the server to ``uri`` (``on``) or unsubscribe; raise ContentError
+        when the server refuses, fails or does not answer within the entry's timeout."""
+        async with self._watching:  # one at a time: a URI is subscribed once
+            await self._watch(uri, on)
+
+    async def _watch(self, uri: str, on: bool) -> None:
+        label = self.connection.label
+        client = self.connection.client
+        if on == (uri in self.subscribed):
+            return
+        modern = client is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if not on:
+            self.subscribed.discard(uri)
+            listen = self._listens.pop(uri, None)
+            if listen is not None:
+                listen.cancel()
+            if modern or listen is not None:
+                return
+        if client is None:
+            if on:
+                raise ContentError(f"{label} is not connected; subscribe to {uri!r} later")
+            return
+        what = "subscribing to" if on else "unsubscribing from"
+        try:
+            with anyio.fail_after(self.config.timeout or self.config.connect_timeout):
+                if modern:
+                    await self._listen(client, uri)
+                elif on:
+                    request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+                    await client.session.send_request(request, types.EmptyResult)
+                else:
+                    undo = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+                    await client.session.send_request(undo, types.EmptyResult)
+        except TimeoutError:
+            raise ContentError(f"{label} did not answer {what} {uri!r} in time") from None
+        except MCPError as exc:
+            raise ContentError(f"{label} answered {what} {uri!r} with an error: {exc}") from None
+        if on:
+            self.subscribed.add(uri)
+
+    async def _listen(self, client: Client, uri: str) -> None:
+        """Open a listen stream for ``uri`` in the entry's context; return once the server
+        acknowledged it (raise what it answered instead)."""
+        acknowledged = anyio.Event()
+        failed: list[Exception] = []
+        scope = anyio.CancelScope()
+
+        async def follow() -> None:
+            with scope:
+                try:
+                    async with client.listen(resource_subscriptions=[uri]) as events:
+                        acknowledged.set()
+                        async for event in events:
+                            if isinstance(event, ResourceUpdated):
+                                self.updated(event.uri)
+                except Exception as exc:
+                    if not acknowledged.is_set():
+                        failed.append(exc)
+                    else:
+                        _log.warning(
+                            "%s: the listen stream for %r ended: %s",
+                            self.connection.label,
+                            uri,
+                            exc,
+                        )
+                finally:
+                    acknowledged.set()
+                    if self._listens.get(uri) is scope:
+                        del self._listens[uri]
+                        self.subscribed.discard(uri)
+
+        self._listens[uri] = scope
+        self.ctx.start_soon(follow)
+        await acknowledged.wait()
+        if failed:
+            error = failed[0]
+            if isinstance(error, MCPError):
+                raise error
+            raise ContentError(f"{self.connection.label}: listening to {uri!r} failed: {error}")
 
     # -- definitions -------------------------------------------------------------------------
 
@@ -182,6 +303,8 @@ class Primitives:
             title=item.title,
             icons=upstream_icons(item, self.config.max_schema_bytes),
         )
+        if self._subscribes():
+            definition = dataclasses.replace(definition, watch=self.watch)
         holder.append(definition)
         return definition
 

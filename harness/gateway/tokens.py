@@ -9,8 +9,10 @@ SQLite file and its journal files too, once a token is kept there) and never log
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,12 +106,20 @@ class TokenFile(TokenRecord):
 
     def write(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        partial = self.path.with_suffix(".partial")
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as file:
-            json.dump(data, file)
-        os.chmod(partial, 0o600)  # an existing file keeps its mode through O_CREAT
-        os.replace(partial, self.path)
+        # A partial file of its own (0600, created new): two writers at once (two calls'
+        # step-ups, `harness auth` beside `harness run`) never write into one file, or move
+        # away the other's.
+        descriptor, partial = tempfile.mkstemp(
+            prefix=f".{self.path.stem}.", suffix=".partial", dir=self.path.parent
+        )
+        try:
+            with os.fdopen(descriptor, "w") as file:
+                json.dump(data, file)
+            os.replace(partial, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            raise
 
 
 class StoreTokens(TokenRecord):

@@ -80,15 +80,44 @@ class Changes:
                     _log.debug("dropping an MCP connection: %s", exc)
                     self.connections.discard(connection)
 
-    # -- resource subscriptions (handshake era) ------------------------------------------
+    # -- resource subscriptions ------------------------------------------------------------
 
-    def subscribe(self, connection: Connection, uri: str) -> None:
-        """``connection`` hears of updates to ``uri`` from now on."""
-        self._subscribed.setdefault(connection, set()).add(uri)
+    async def subscribe(self, connection: Connection, uri: str) -> None:
+        """``connection`` hears of updates to ``uri`` from now on (handshake era); the
+        resources service counts it, until it unsubscribes or disconnects."""
+        uris = self._subscribed.get(connection)
+        if uris is None:
+            uris = self._subscribed[connection] = set()
+            connection.exit_stack.push_async_callback(self._gone, uris)
+        if uri in uris:
+            return
+        await self.watch(uri)
+        uris.add(uri)
 
-    def unsubscribe(self, connection: Connection, uri: str) -> None:
+    async def unsubscribe(self, connection: Connection, uri: str) -> None:
         """``connection`` no longer hears of updates to ``uri`` (a no-op if it did not)."""
-        self._subscribed.get(connection, set()).discard(uri)
+        uris = self._subscribed.get(connection, set())
+        if uri in uris:
+            uris.discard(uri)
+            await self.unwatch(uri)
+
+    async def _gone(self, uris: set[str]) -> None:
+        """A subscribed connection closed: its subscriptions end with it."""
+        for uri in sorted(uris):
+            uris.discard(uri)
+            await self.unwatch(uri)
+
+    async def watch(self, uri: str) -> None:
+        """One more subscriber of ``uri`` (a connection's, or a 2026-07-28 listen stream's)."""
+        resources = self.root.get("resources")
+        if resources is not None:
+            await resources.subscribe(uri)
+
+    async def unwatch(self, uri: str) -> None:
+        """One subscriber of ``uri`` fewer."""
+        resources = self.root.get("resources")
+        if resources is not None:
+            await resources.unsubscribe(uri)
 
     def updated(self, uri: str) -> None:
         """The resource at ``uri`` changed: tell who subscribed (the ``resources/updated``
@@ -103,6 +132,5 @@ class Changes:
                 continue
             try:
                 await connection.send_resource_updated(uri)
-            except Exception as exc:  # a closed connection: forget it
-                _log.debug("dropping an MCP subscription: %s", exc)
-                self._subscribed.pop(connection, None)
+            except Exception as exc:  # a closed connection: its exit stack unsubscribes
+                _log.debug("an MCP subscriber is gone: %s", exc)

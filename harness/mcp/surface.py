@@ -32,6 +32,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
@@ -97,6 +98,7 @@ class McpSurface:
             root, self.rounds, self.levels, self._remember, self.catalog, self.tasks
         )
         self.primitives = Primitives(root, self.client_of, self.rounds)
+        self._listener = ListenHandler(self.bus)
         self._catalog: Catalog | None = None
         """The tools/list answer and each tool's input schema, until the registry changes."""
         self.server = _Server(
@@ -108,7 +110,7 @@ class McpSurface:
             on_call_tool=self._call_tool,
             on_subscribe_resource=self._subscribe,
             on_unsubscribe_resource=self._unsubscribe,
-            on_subscriptions_listen=ListenHandler(self.bus),
+            on_subscriptions_listen=self._listen,
             **self.primitives.handlers(),
         )
         if not tracing_installed():
@@ -221,14 +223,37 @@ class McpSurface:
         self.changes.changed("prompts")
 
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        self.changes.subscribe(connection_of(ctx.session), str(params.uri))
+        try:
+            await self.changes.subscribe(connection_of(ctx.session), str(params.uri))
+        except HarnessError as exc:
+            raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
         return types.EmptyResult()
 
     async def _unsubscribe(
         self, ctx: Any, params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        self.changes.unsubscribe(connection_of(ctx.session), str(params.uri))
+        await self.changes.unsubscribe(connection_of(ctx.session), str(params.uri))
         return types.EmptyResult()
+
+    async def _listen(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """A 2026-07-28 listen stream: the SDK's, its resource URIs counted as subscribers
+        while it lasts."""
+        uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        watched: list[str] = []
+        try:
+            for uri in uris:
+                try:
+                    await self.changes.watch(uri)
+                except HarnessError as exc:
+                    raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
+                watched.append(uri)
+            return await self._listener(ctx, params)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for uri in watched:
+                    await self.changes.unwatch(uri)
 
     def _reload_problems(self, found: list[Any]) -> None:
         if found and not self.root.is_disposed:

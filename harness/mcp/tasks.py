@@ -17,11 +17,12 @@ timeouts, journal). The client then polls:
 
 Each answers an empty ``{resultType: "complete"}``. A task unknown here, or past its
 ``ttlMs``, is -32602; a client that did not declare the extension gets -32021 for these
-methods, and for a call of a ``required`` tool. The body's progress and log entries become the
-task's ``statusMessage``. A tool defined ``ask_first`` asks its first inputs through input
-rounds (:mod:`.rounds`), and the round that answers them starts the task with those answers
-recorded (:meth:`McpTasks.start`). An ``Mcp-Name`` header that is not the request's ``taskId`` is
--32020 (SEP-2243).
+methods, and for a call of a ``required`` tool. The body's progress and log entries become
+the task's ``statusMessage``. A tool defined ``ask_first`` asks its first inputs through
+input rounds (:mod:`.rounds`), and the round that answers them starts the task with those
+answers recorded (:meth:`McpTasks.start`). :meth:`McpTasks.listing` and
+:meth:`McpTasks.cancel` are the console's view (``GET /api/tasks``). An ``Mcp-Name`` header
+that is not the request's ``taskId`` is -32020 (SEP-2243).
 
 With ``harness:store`` loaded, tasks live in the store (``store.tasks``, :class:`TaskBoard`),
 so that any replica sharing it answers them: the process running a task's body writes its
@@ -369,10 +370,7 @@ class McpTasks:
             for task in tasks:
                 row = rows.get(task.id)
                 if row is None or row["cancel_requested"] or task.expired(now):
-                    if task.status not in TERMINAL:  # cancelled elsewhere, or expired
-                        task.requests.clear()
-                        task.touch("cancelled")
-                    task.scope.cancel()
+                    self._stop(task)  # cancelled elsewhere, or expired
                 elif row["answered"]:
                     task.answered.set()
 
@@ -431,12 +429,59 @@ class McpTasks:
         return {}
 
     async def _cancel(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        task = await self._find(ctx, params, "tasks/cancel")
-        if task.board is not None and task.status not in TERMINAL:
-            await task.board.cancel(task.id)
-            task = self.tasks.get(task.id) or task  # its body runs here: cancel it now
+        await self.cancel((await self._find(ctx, params, "tasks/cancel")).id)
+        return {}
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """The tasks not yet expired, newest first, as the console shows them: ``id``,
+        ``tool``, ``status``, ``statusMessage`` (None: none), ``createdAt`` and
+        ``lastUpdatedAt`` (ISO 8601, UTC). With a store, its tasks (every replica's), a dead
+        process's ``failed``."""
+        self._purge()
+        tasks = [task for task in self.tasks.values() if task.board is None]
+        board = self.board()
+        if board is not None:
+            for task in self.tasks.values():
+                if task.unsaved:
+                    await self._save(task)
+            rows = await board.listing(terminal=True)
+            tasks += [Task.restored(fields, board) for fields in rows]
+        return [
+            {
+                "id": task.id,
+                "tool": task.tool,
+                "status": task.status,
+                "statusMessage": task.message,
+                "createdAt": _stamp(task.created_at),
+                "lastUpdatedAt": _stamp(task.updated_at),
+            }
+            for task in sorted(tasks, key=lambda task: -task.created_at)
+        ]
+
+    async def cancel(self, task_id: str) -> str | None:
+        """Cancel a running task (``tasks/cancel``, the console's Cancel); its status after
+        (a finished task keeps its own), None when no such task is kept. With a store, on
+        any replica: the one running its body cancels it."""
+        self._purge()
+        task = self.tasks.get(task_id)
+        board = task.board if task is not None else self.board()
+        if board is not None:
+            await board.cancel(task_id)
+            fields = await board.get(task_id)
+            if fields is None:
+                return None
+            if task is not None and fields["status"] == "cancelled":
+                self._stop(task)  # its body runs here: cancel it now
+            return str(fields["status"])
+        if task is None:
+            return None
+        self._stop(task)
+        return task.status
+
+    @staticmethod
+    def _stop(task: Task) -> None:
+        """Cancel a running task's body, here."""
         if task.status not in TERMINAL:
             task.requests.clear()
             task.touch("cancelled")
-            task.scope.cancel()
-        return {}
+        task.scope.cancel()

@@ -70,12 +70,14 @@ class Catalog:
             tools.append(
                 types.Tool(
                     name=schema["name"],
+                    title=schema.get("title"),
                     description=schema["description"],
                     input_schema=schema["inputSchema"],
                     output_schema=schema.get("outputSchema"),
                     annotations=types.ToolAnnotations.model_validate(hints) if hints else None,
                     icons=[types.Icon.model_validate(icon) for icon in schema.get("icons", ())]
                     or None,
+                    _meta=schema.get("_meta"),
                 )
             )
         revision = digest(

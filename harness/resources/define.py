@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NoReturn, overload
@@ -67,6 +67,10 @@ class ResourceDefinition:
     takes_context: bool = False
     """``read(params, ctx)``: it gets the request's
     :class:`~harness.tools.call_context.CallContext` (and may ask through it)."""
+    watch: Callable[[str, bool], Awaitable[None]] | None = None
+    """``await watch(uri, True)`` when the first subscriber of a URI it serves arrives,
+    ``watch(uri, False)`` when the last one leaves (the gateway subscribes upstream); None:
+    subscribing needs nothing of it. Set with :func:`dataclasses.replace`."""
 
     @property
     def is_template(self) -> bool:

@@ -6,6 +6,8 @@ the calling plugin, changes emit ``resources/change``. ``list()`` gives the fixe
 fixed URI first, then the first template in order that matches), lets the policy decide
 (``resources/pre-read``, :mod:`harness.tools.access`) and reads it. ``notify_updated(uri)``
 tells subscribers (MCP clients) that a resource changed: the ``resources/updated`` event.
+``await subscribe(uri)`` and ``await unsubscribe(uri)`` count the surfaces' subscribers
+(:mod:`.subscriptions`), so a resource with a ``watch`` hears of its first and last.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .completions import Suggestions, suggest
 from .contents import ResourceContents, contents_of
 from .define import ResourceDefinition
 from .invoke import invoke, python_context
+from .subscriptions import Subscriptions
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -44,6 +47,7 @@ class ResourcesService(Registry[ResourceDefinition], Service):
         Service.__init__(self, ctx, "resources")
         self._split: tuple[builtins.list[str], builtins.list[str]] | None = None
         """(fixed URIs, templates) in order, until the registry changes."""
+        self.subscriptions = Subscriptions(self)
 
     @caller_aware
     def register(
@@ -127,6 +131,15 @@ class ResourcesService(Registry[ResourceDefinition], Service):
         if not isinstance(uri, str):
             raise TypeError(f"a resource URI is a string, not {type(uri).__name__}")
         self._bus.emit("resources/updated", uri)
+
+    async def subscribe(self, uri: str) -> None:
+        """A client subscribed to ``uri`` (see :mod:`.subscriptions`); raises what the
+        resource's ``watch`` raised when it could not subscribe."""
+        await self.subscriptions.subscribe(uri)
+
+    async def unsubscribe(self, uri: str) -> None:
+        """A client subscribed to ``uri`` unsubscribed or went away."""
+        await self.subscriptions.unsubscribe(uri)
 
     async def complete(
         self, uri: str, argument: str, prefix: str, args: Mapping[str, str] | None = None

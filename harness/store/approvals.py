@@ -1,8 +1,9 @@
 """Pending approvals that outlive their process (keyed calls only).
 
 While a keyed call waits for a person's approval, its request is kept in the store (before
-anyone is shown it). When the process dies meanwhile, the next one to open the store (this
-host restarted), or another replica within :data:`SWEEP` seconds, adopts the request: it is
+anyone is shown it). When the process dies meanwhile, or stops (a request whose call the
+stop cuts off is left in the store, not denied), the next one to open the store (this host
+restarted), or another replica within :data:`SWEEP` seconds, adopts the request: it is
 listed again (``pending()``, ``GET /api/approvals``) with the same id, and once it is
 allowed the call runs, once, through the call journal, where the client's repeat of the key
 finds its result. A repeat that arrives while the request is still open waits for the same
@@ -152,6 +153,11 @@ class DurableApprovals:
             self._kept.add(id)
         except Exception:
             _log.exception("the store could not keep approval request %s", id)
+
+    def outlives(self, id: str) -> bool:
+        """Whether request ``id`` stays in the store when its call is cut off now: the host
+        is stopping (the next process on the store adopts it, as after ``kill -9``)."""
+        return id in self._kept and self.ctx.is_stopping
 
     def _decided(self, fields: dict[str, Any]) -> None:
         if fields["id"] in self._kept:

@@ -7,9 +7,9 @@ result after. A repeat of the key is answered from its row:
 - ``done``: the recorded result, without running (on any surface, any replica);
 - another tool or other arguments under the key: ``invalid_args``;
 - ``started`` by a process that is alive: the repeat waits for that run's result;
-- ``started`` by a process that died (a restart, ``kill -9``), or whose run was cancelled
-  inside stage 2: ``interrupted``, recorded as the key's result, unless the tool is
-  ``idempotent``, whose call this repeat runs again.
+- ``started`` by a process that died (a restart, ``kill -9``, a graceful stop), or whose
+  run was cancelled inside stage 2: ``interrupted``, recorded as the key's result, unless
+  the tool is ``idempotent``, whose call this repeat runs again.
 """
 
 from __future__ import annotations
@@ -35,8 +35,11 @@ POLL = (0.02, 0.5)
 class Journal:
     """The journal of one open store (``tools.journal`` while ``harness:store`` is loaded)."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, stopping: Callable[[], bool] = lambda: False) -> None:
         self.database = database
+        self.stopping = stopping
+        """Whether the host is stopping: a run cut off then is left as ``kill -9`` leaves it
+        (this process's, which is gone once the store closes), not released."""
         self._running: dict[str, anyio.Event] = {}
         """Keys this process is running now → set when their result is recorded."""
         self.resumable: Callable[[str], Awaitable[None]] | None = None
@@ -112,7 +115,11 @@ class Journal:
         with anyio.CancelScope(shield=True):
             try:
                 if result is None:
-                    await self.database.release(key)
+                    if not self.stopping():
+                        await self.database.release(key)
+                    # else left to this process, as a kill -9 leaves it: a paused program's
+                    # key is taken over with the program by the next process to open the
+                    # store; any other key is answered as cut off
                 else:
                     await self.database.finish(key, dumps(result))
             except Exception:

@@ -62,7 +62,7 @@ class StoreService(Service):
             )
         self.tasks = StoredTasks(database)
         await self.tasks.purge()
-        journal = self.journal = Journal(database)
+        journal = self.journal = Journal(database, lambda: self.ctx.is_stopping)
         programs = self.programs = DurablePrograms(database, journal)
         tools = unwrap(self.ctx.tools)
         durable = DurableApprovals(self.ctx, database, tools.approvals, programs)

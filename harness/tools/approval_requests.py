@@ -74,6 +74,11 @@ class Keyed(Protocol):
         """Keep request ``id`` about ``call`` before anyone is told of it."""
         ...
 
+    def outlives(self, id: str) -> bool:
+        """Whether request ``id``, cut off now, stays kept for the next process (the host
+        is stopping): it is then not denied, only no longer listed here."""
+        ...
+
 
 class ApprovalError(HarnessError):
     """Raised when an answer names no open request or no known decision."""
@@ -240,7 +245,10 @@ class Approvals:
                         await request.done.wait()
                         group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            self._close(request, "deny", "the call was cancelled")
+            if self.keyed is not None and self.keyed.outlives(request.id):
+                self._open.pop(request.id, None)  # the host stops: asked again at its next start
+            else:
+                self._close(request, "deny", "the call was cancelled")
             raise
         if request.decision is None:  # not answered through answer()
             if answered is None:
@@ -365,6 +373,8 @@ class Approvals:
         session's, or a client's: ``ToolCall.client``)."""
         self.drop(session)
         for request in list(self._open.values()):
+            if self.keyed is not None and self.keyed.outlives(request.id):
+                continue  # the host stops: the request waits in the store for its next start
             if holder(request.call) == session:
                 self._close(request, "deny", "the session was closed")
 

@@ -44,6 +44,8 @@ class ToolAnnotations:
     """Calling it twice with the same arguments has no further effect."""
     open_world: bool | None = None
     """It reaches outside the host (the network, say)."""
+    title: str | None = None
+    """A display name (MCP's ``annotations.title``; a mounted upstream tool keeps its own)."""
 
     @classmethod
     def of(cls, value: ToolAnnotations | Mapping[str, Any] | None, tool: str) -> ToolAnnotations:
@@ -52,25 +54,33 @@ class ToolAnnotations:
             return value or cls()
         if not isinstance(value, Mapping):
             raise ToolDefinitionError(f"tool {tool!r}: annotations must be a mapping")
-        fields: dict[str, bool] = {}
+        fields: dict[str, Any] = {}
         for key, flag in value.items():
             name = _MCP_TO_KEY.get(key, key)
+            if name == "title":
+                if not isinstance(flag, str):
+                    raise ToolDefinitionError(f"tool {tool!r}: annotation 'title' must be a string")
+                fields[name] = flag
+                continue
             if name not in ANNOTATION_KEYS:
                 raise ToolDefinitionError(
-                    f"tool {tool!r}: unknown annotation {key!r}; use " + ", ".join(ANNOTATION_KEYS)
+                    f"tool {tool!r}: unknown annotation {key!r}; use "
+                    + ", ".join([*ANNOTATION_KEYS, "title"])
                 )
             if not isinstance(flag, bool):
                 raise ToolDefinitionError(f"tool {tool!r}: annotation {key!r} must be a bool")
             fields[name] = flag
         return cls(**fields)
 
-    def to_mcp(self) -> dict[str, bool]:
-        """The stated hints under MCP's names."""
-        return {
-            ANNOTATION_KEYS[name]: getattr(self, name)
+    def to_mcp(self) -> dict[str, Any]:
+        """The stated hints (and title) under MCP's names."""
+        out: dict[str, Any] = {} if self.title is None else {"title": self.title}
+        out.update(
+            (ANNOTATION_KEYS[name], getattr(self, name))
             for name in ANNOTATION_KEYS
             if getattr(self, name) is not None
-        }
+        )
+        return out
 
 
 def unchecked(value: Any) -> Any:
@@ -129,6 +139,10 @@ class ToolDefinition:
     takes_context: bool = False
     """Host-only: the body receives the call's :class:`~harness.tools.call_context.CallContext`
     (``bind(args, ctx)``; ``execute(args, ctx)`` after the acceptor's yes)."""
+    title: str | None = None
+    """A display name for people, when ``name`` is an identifier (MCP's ``title``)."""
+    meta: Mapping[str, Any] | None = None
+    """MCP's ``_meta`` of the tool, listed as it is (a mounted upstream tool's own)."""
 
 
 class OutputMismatch(ValueError):

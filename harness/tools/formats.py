@@ -34,16 +34,17 @@ def anthropic(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def mcp(tool: ToolDefinition) -> dict[str, Any]:
-    """``{"name", "description", "inputSchema"[, "outputSchema"][, "annotations"][, "icons"]}``.
+    """``{"name"[, "title"], "description", "inputSchema"[, "outputSchema"][, "annotations"]
+    [, "icons"][, "_meta"]}``.
 
     MCP requires an object output schema, so a non-object canonical value is described
     (and sent as ``structuredContent``) wrapped as ``{"result": value}``.
     """
-    out: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "inputSchema": tool.parameters,
-    }
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.title:
+        out["title"] = tool.title
+    out["description"] = tool.description
+    out["inputSchema"] = tool.parameters
     output = mcp_output_schema(tool)
     if output is not None:
         out["outputSchema"] = output
@@ -52,6 +53,8 @@ def mcp(tool: ToolDefinition) -> dict[str, Any]:
         out["annotations"] = hints
     if tool.icons:
         out["icons"] = [dict(icon) for icon in tool.icons]
+    if tool.meta:
+        out["_meta"] = dict(tool.meta)
     return out
 
 

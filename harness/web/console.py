@@ -5,9 +5,10 @@
 tools) and performs its actions: running a tool through the full pipeline (and cancelling
 it while it runs), and switching an entry with the same write-back as ``harness enable`` /
 ``harness disable``, after which the hot reload (or, without watching, an explicit reload)
-shows the result. The calls a ``run_code`` program makes for a caller without a session (a
-Run on the Tools page, a script) go out live as ``code/call`` and ``code/result``; a
-session's are its own ``tool/call`` and ``tool/result`` events.
+shows the result. It lists the MCP surface's tasks and cancels them. The calls a
+``run_code`` program makes for a caller without a session (a Run on the Tools page, a
+script) go out live as ``code/call`` and ``code/result``; a session's are its own
+``tool/call`` and ``tool/result`` events.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .stream import EventHub
 
 if TYPE_CHECKING:
     from ..host import Host
+    from ..mcp.tasks import McpTasks
 
 _log = logging.getLogger("harness.web")
 CHANGE_DELAY = 0.05
@@ -55,6 +57,9 @@ class WebConsole:
         self._running: dict[str, anyio.CancelScope] = {}
         """The calls this console runs (``POST /api/tools/{name}/call``), by their id."""
         self._client: ConsoleClient | None = None
+        self.tasks: McpTasks | None = None
+        """The MCP surface's tasks, which the Tasks view lists (``harness run`` sets it);
+        None: no MCP surface, no tasks."""
 
     def _later(self, func: Any) -> None:
         if not self.root.is_disposed:
@@ -260,6 +265,15 @@ class WebConsole:
             return False
         scope.cancel()
         return True
+
+    async def task_list(self) -> list[dict[str, Any]]:
+        """The MCP tasks, newest first (:meth:`~harness.mcp.tasks.McpTasks.listing`; with
+        ``harness:store``, every replica's)."""
+        return [] if self.tasks is None else await self.tasks.listing()
+
+    async def cancel_task(self, task_id: str) -> str | None:
+        """Cancel an MCP task; its status after, None when there is no such task."""
+        return None if self.tasks is None else await self.tasks.cancel(task_id)
 
     async def set_enabled(self, entry_id: str, enabled: bool) -> dict[str, Any]:
         """Switch an entry in the config file; reload at once when nothing watches it."""

@@ -13,6 +13,9 @@
 ``GET /api/approvals``                    the open approval requests
 ``POST /api/approvals/{id}``              ``{"decision", "reason"?, "content"?}`` (``content``:
                                           a tool's question's form, filled in)
+``GET /api/tasks``                        the MCP tasks, newest first (id, tool, status,
+                                          statusMessage, createdAt, lastUpdatedAt)
+``POST /api/tasks/{id}/cancel``           cancel that task → ``{"id", "status"}``
 ``GET /api/events``                       Server-Sent Events (``Last-Event-ID`` resumes)
 ``/api/sessions...``                      the chat sessions (:mod:`harness.web.sessions`)
 ========================================  =============================================
@@ -175,6 +178,21 @@ def build_app(console: WebConsole) -> Starlette:
             return fail(409, str(exc))
         return JSONResponse({"id": request.path_params["id"], "decision": decision})
 
+    async def tasks(request: Request) -> Response:
+        return JSONResponse(await console.task_list())
+
+    async def cancel_task(request: Request) -> Response:
+        await read_json(request)
+        task_id = request.path_params["id"]
+        status = await console.cancel_task(task_id)
+        if status is None:
+            return fail(
+                404,
+                f"no task has id {task_id!r}: it has expired (a task is kept for its ttlMs), "
+                "or was never started here; GET /api/tasks lists them",
+            )
+        return JSONResponse({"id": task_id, "status": status})
+
     async def events(request: Request) -> Response:
         last = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
         return StreamingResponse(
@@ -197,6 +215,8 @@ def build_app(console: WebConsole) -> Starlette:
         Route("/api/calls/{id}/cancel", cancel, methods=["POST"]),
         Route("/api/approvals", approvals),
         Route("/api/approvals/{id}", answer, methods=["POST"]),
+        Route("/api/tasks", tasks),
+        Route("/api/tasks/{id}/cancel", cancel_task, methods=["POST"]),
         Route("/api/events", events),
         *session_routes(console, read_json, fail),
         Route("/api/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT", "PATCH"]),

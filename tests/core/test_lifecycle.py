@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from harness import Context, Fiber, FiberState, Host, Service
-from harness.errors import DependencyCycle
+from harness.errors import DependencyCycle, PluginError
 
 from ..helpers import HARNESS
 
@@ -315,3 +315,27 @@ async def test_update_and_restart_in_a_cancelled_scope_change_nothing() -> None:
             assert scope.cancelled_caught
         assert applied == [{"n": 1}]
         assert fiber.state is FiberState.ACTIVE
+
+
+async def test_the_root_says_when_the_host_stops_and_plugins_read_it() -> None:
+    seen: list[tuple[str, bool]] = []
+
+    async def plugin(ctx: Context) -> Any:
+        def cleanup() -> None:
+            seen.append(("cleanup", ctx.is_stopping))
+
+        seen.append(("apply", ctx.is_stopping))
+        with pytest.raises(PluginError) as raised:
+            ctx.mark_stopping()
+        assert str(raised.value) == "plugin 'plugin' cannot stop the host; only the root can"
+        return cleanup
+
+    async with Context() as root:
+        await root.plugin(plugin)
+        fiber = await root.plugin(plugin)
+        await fiber.dispose()  # unloaded while the host runs: not a stop
+    assert seen == [("apply", False), ("apply", False), ("cleanup", False), ("cleanup", True)]
+    async with Context() as root:
+        root.mark_stopping()  # a signal to harness run, before anything is cancelled
+        root.mark_stopping()
+        assert root.is_stopping

@@ -269,3 +269,60 @@ def test_the_sdk_provider_steps_harness_overrides_are_still_there() -> None:
         assert callable(getattr(OAuthClientProvider, name, None)), name
     provider = OAuthClientProvider.__init__.__code__.co_varnames
     assert "storage" in provider
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_concurrent_step_ups_each_fail_alone_and_leave_the_tokens_whole(
+    tmp_path: Path, protected: Protected
+) -> None:
+    config = write_config(tmp_path, [entry(protected.url, oauth=True)])
+    done = harness_auth(config)
+    assert done.returncode == 0, done.stdout + done.stderr
+    folder = tmp_path / ".harness" / "oauth"
+    tokens = folder / "safe.json"
+    granted = json.loads(tokens.read_text())["tokens"]
+    refusal = (
+        "MCP server 'safe': the call needs more access than harness was granted: "
+        f"{protected.url} answered HTTP 403 insufficient_scope, asking for the scope "
+        "'admin'; run `harness auth safe` to authorise entry 'safe' for that scope as "
+        "well (its other calls go on meanwhile)"
+    )
+
+    async with Host(config) as host:
+        state = supervision(fiber_of(host, "safe"))
+        assert state is not None
+        connection = state.connection
+        results: dict[str, Any] = {}
+
+        async def call(call_id: str, name: str) -> None:
+            results[call_id] = await host.tools.execute({"id": call_id, "name": name, "args": {}})
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as calls:
+                for call_id, name in [
+                    ("a", "safe_admin"),
+                    ("b", "safe_admin"),
+                    ("c", "safe_token"),
+                ]:
+                    calls.start_soon(call, call_id, name)
+        for call_id in ("a", "b"):
+            assert (results[call_id].code, results[call_id].error) == ("tool_error", refusal)
+        assert results["c"].result == {"result": "access-1"}  # the other call went on
+        record = json.loads(tokens.read_text())  # whole JSON, the tokens untouched
+        assert (record["tokens"], record["scope_wanted"]) == (granted, "admin")
+        assert sorted(path.name for path in folder.iterdir()) == ["safe.json"]
+        assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+        assert sorted(protected.seen()[3:]) == [
+            "call Bearer access-1",
+            "refused admin: insufficient_scope",
+            "refused admin: insufficient_scope",
+        ]
+        after = await host.tools.execute({"id": "d", "name": "safe_token", "args": {}})
+        assert after.result == {"result": "access-1"}
+        assert state.connection is connection
+
+        done = await anyio.to_thread.run_sync(harness_auth, config)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert protected.seen()[7:] == ["authorize admin", "token authorization_code"]
+        admitted = await host.tools.execute({"id": "e", "name": "safe_admin", "args": {}})
+        assert admitted.result == {"result": "admin done"}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 
@@ -71,7 +72,7 @@ async def test_two_replicas_answer_each_others_tasks(tmp_path: Path, postgres: P
     url = postgres.create_database(f"tasks_{secrets.token_hex(4)}")
     folder = project(tmp_path, url)
     a, port_a = start_harness_run(folder, environment())
-    b, port_b = start_harness_run(folder, environment())
+    b, port_b = start_harness_run(folder, environment(), web=True)
     try:
         (folder / "hold-job-1").touch()
         (folder / "hold-job-2").touch()
@@ -85,6 +86,12 @@ async def test_two_replicas_answer_each_others_tasks(tmp_path: Path, postgres: P
                 while seen.get("statusMessage") != "1/2: step 1":
                     await anyio.sleep(0.05)
                     seen = await on_b.get(one)
+            # b's console lists a's task, and cancels it on a through the store
+            async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port_b}") as console:
+                listed = (await console.get("/api/tasks")).json()
+                assert [(t["id"], t["tool"], t["status"], t["statusMessage"]) for t in listed] == [
+                    (one, "job", "working", "1/2: step 1")
+                ]
 
             # asked on a, answered on b: a's body goes on and finishes; b has the result
             asking = (await on_a.start("confirm", {"amount": 4})).task_id
@@ -98,13 +105,20 @@ async def test_two_replicas_answer_each_others_tasks(tmp_path: Path, postgres: P
             assert text_of(done) == "went 4"
             assert "inputRequests" not in done
 
-            # cancelled on b: a's body is cancelled
+            # cancelled on b (over MCP, and in b's console): a's bodies are cancelled
             two = (await on_a.start("job", {"amount": 2})).task_id
             await written(folder, "job 2")
             assert await on_b.cancel(two) == {"resultType": "complete"}
             assert (await on_b.get(two))["status"] == "cancelled"
             await written(folder, "job 2 cancelled")
             assert (await on_a.get(two))["status"] == "cancelled"
+            (folder / "hold-job-5").touch()
+            five = (await on_a.start("job", {"amount": 5})).task_id
+            await written(folder, "job 5")
+            async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port_b}") as console:
+                cancelled = await console.post(f"/api/tasks/{five}/cancel", json={})
+            assert cancelled.json() == {"id": five, "status": "cancelled"}
+            await written(folder, "job 5 cancelled")
 
             # finished on a, its result read on b
             (folder / "hold-job-1").unlink()
@@ -132,6 +146,8 @@ async def test_two_replicas_answer_each_others_tasks(tmp_path: Path, postgres: P
         "confirm 4 went",
         "job 2",
         "job 2 cancelled",
+        "job 5",
+        "job 5 cancelled",
         "job 3",
     ]
 

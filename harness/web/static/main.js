@@ -1,10 +1,11 @@
-// The console: three views behind hash routes, kept live by the event stream.
+// The console: four views behind hash routes, kept live by the event stream.
 
 import { api, Live } from "./api.js";
 import { ChatView } from "./chat.js";
 import { PluginsView } from "./plugins.js";
 import { el } from "./render.js";
 import { approvalPanel } from "./approval.js";
+import { TasksView } from "./tasks.js";
 import { ToolsView } from "./tools.js";
 
 const live = document.getElementById("live");
@@ -19,6 +20,7 @@ const views = {
   chat: new ChatView(document.getElementById("view-chat"), say),
   plugins: new PluginsView(document.getElementById("view-plugins"), say),
   tools: new ToolsView(document.getElementById("view-tools"), say),
+  tasks: new TasksView(document.getElementById("view-tasks"), say),
 };
 
 function route() {
@@ -42,6 +44,7 @@ function wantedTool() {
 
 window.addEventListener("hashchange", () => {
   const current = route();
+  if (current === "tasks") views.tasks.load().catch((error) => say(error.message));
   const tool = current === "tools" ? wantedTool() : null;
   if (tool === null || !views.tools.reveal(tool)) document.getElementById(`${current}-title`).focus();
 });
