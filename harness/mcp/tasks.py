@@ -343,6 +343,7 @@ class McpTasks:
     async def _watch(self) -> None:
         """While tasks kept in the store run here: write their new status messages, and
         look at their rows for answers and cancels given on another replica."""
+        failing = False
         try:
             while True:
                 mine = [task for task in self.tasks.values() if task.board is not None]
@@ -350,8 +351,11 @@ class McpTasks:
                     return
                 try:
                     await self._look(mine)
+                    failing = False
                 except Exception:
-                    _log.exception("the store could not be asked about this process's tasks")
+                    if not failing:  # once per streak: it is asked ten times a second
+                        _log.exception("the store could not be asked about this process's tasks")
+                    failing = True
                 await anyio.sleep(WATCH)
         finally:
             self._watching = False

@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -35,7 +35,6 @@ from .stream import EventHub
 
 if TYPE_CHECKING:
     from ..host import Host
-    from ..mcp.tasks import McpTasks
 
 _log = logging.getLogger("harness.web")
 CHANGE_DELAY = 0.05
@@ -45,6 +44,14 @@ HOST_EVENTS = ("reload/start", "reload/done", "reload/failed")
 
 class CallRunning(HarnessError):
     """Raised when a call is started with the id of a call that is still running."""
+
+
+class TaskView(Protocol):
+    """What the console needs of the MCP surface's tasks (``harness.mcp.tasks.McpTasks``,
+    which the web layer does not import)."""
+
+    async def listing(self) -> list[dict[str, Any]]: ...
+    async def cancel(self, task_id: str) -> str | None: ...
 
 
 class WebConsole:
@@ -57,7 +64,7 @@ class WebConsole:
         self._running: dict[str, anyio.CancelScope] = {}
         """The calls this console runs (``POST /api/tools/{name}/call``), by their id."""
         self._client: ConsoleClient | None = None
-        self.tasks: McpTasks | None = None
+        self.tasks: TaskView | None = None
         """The MCP surface's tasks, which the Tasks view lists (``harness run`` sets it);
         None: no MCP surface, no tasks."""
 
