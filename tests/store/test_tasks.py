@@ -6,6 +6,7 @@ and by the next ``harness run`` on an SQLite store."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import shutil
 from pathlib import Path
@@ -16,7 +17,7 @@ import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from ..helpers import write
+from ..helpers import run_harness, write
 from ..processes import start_harness_run, stop
 from .postgres import Postgres
 from .task_client import TaskClient, over_tasks
@@ -141,6 +142,16 @@ async def test_two_replicas_answer_each_others_tasks(tmp_path: Path, postgres: P
     finally:
         kill_9(a)
         stop(b)
+    # harness tasks reads the same PostgreSQL store
+    listed = run_harness("tasks", "--all", "--json", cwd=folder)
+    assert listed.returncode == 0, listed.stderr
+    assert [task["status"] for task in json.loads(listed.stdout)] == [
+        "completed",
+        "completed",
+        "cancelled",
+        "cancelled",
+        "failed",
+    ]
     assert effects(folder) == [
         "job 1",
         "confirm 4 went",
