@@ -45,6 +45,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..errors import ContentError, DefinitionError, NameConflict, NotFound
 from ..prompts.define import define_prompt
 from ..resources.define import define_resource
+from ..resources.subscriptions import UriLocks
 from ..resources.template import UriTemplate
 from ..tools.call_context import CallContext
 from .names import selected
@@ -120,7 +121,7 @@ class Primitives:
         """URIs subscribed at the server (for harness's subscribers)."""
         self._listens: dict[str, anyio.CancelScope] = {}
         """URI → its 2026-07-28 listen stream."""
-        self._watching = anyio.Lock()
+        self._watching = UriLocks()
 
     def sync(self, listed: Listed) -> None:
         """Make the registries hold exactly what the server lists now."""
@@ -198,7 +199,7 @@ class Primitives:
     async def watch(self, uri: str, on: bool) -> None:
         """Subscribe at the server to ``uri`` (``on``) or unsubscribe; raise ContentError
         when the server refuses, fails or does not answer within the entry's timeout."""
-        async with self._watching:  # one at a time: a URI is subscribed once
+        async with self._watching.hold(uri):  # one at a time per URI: subscribed once
             await self._watch(uri, on)
 
     async def _watch(self, uri: str, on: bool) -> None:
@@ -269,7 +270,15 @@ class Primitives:
 
         self._listens[uri] = scope
         self.ctx.start_soon(follow)
-        await acknowledged.wait()
+        try:
+            await acknowledged.wait()
+        except BaseException:
+            # given up waiting (the entry's timeout, a cancelled subscribe): the stream ends
+            # too, or it stays open upstream and the next subscribe opens another
+            scope.cancel()
+            if self._listens.get(uri) is scope:
+                del self._listens[uri]
+            raise
         if failed:
             error = failed[0]
             if isinstance(error, MCPError):

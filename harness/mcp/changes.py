@@ -91,8 +91,12 @@ class Changes:
             connection.exit_stack.push_async_callback(self._gone, uris)
         if uri in uris:
             return
-        await self.watch(uri)
-        uris.add(uri)
+        uris.add(uri)  # before the await: a second subscribe meanwhile is this one
+        try:
+            await self.watch(uri)
+        except BaseException:
+            uris.discard(uri)
+            raise
 
     async def unsubscribe(self, connection: Connection, uri: str) -> None:
         """``connection`` no longer hears of updates to ``uri`` (a no-op if it did not)."""
