@@ -13,6 +13,7 @@ ALL = [
     *("mcp_branches", "web", "gateway", "gateway_flood", "agent", "sessions", "progress"),
     *("code", "code_value", "code_waits", "code_start"),
     "store",  # the journal per call (SQLite, PostgreSQL) and its two-minute fault test
+    "store_tasks",  # watching MCP tasks in the store (SQLite, PostgreSQL)
     "executor",  # last: its Ray cluster would weigh on the others while it runs
 ]
 

@@ -59,6 +59,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "reload",
         "mcp",
         "agent",
+        "store",
         "web",
         "demo",
         "gateway.authorise",

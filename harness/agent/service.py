@@ -182,10 +182,9 @@ class AgentService(Service):
         for session_id in await records.orphaned():
             session = self._open.get(session_id)
             if session is None:
-                self.session(session_id)
+                await self.open(session_id)
             elif not session.busy:  # open here while another process ran its turn
-                events, _ = self.store.load(session_id)
-                session.reload(events)
+                await self.open(session_id)  # caught up with what that process recorded
                 session.resume(partial(records.adopt, session_id))
 
     async def stop(self) -> None:
@@ -214,24 +213,51 @@ class AgentService(Service):
     # -- sessions --------------------------------------------------------------------------
 
     def session(self, session_id: str | None = None) -> Session:
-        """A new session, or the session ``session_id`` resumed from its log."""
+        """A new session, or the session ``session_id`` resumed from its log.
+
+        With sessions in a database this blocks its caller for one query; the event loop's
+        own readers (the web console) use :meth:`open`.
+        """
         if session_id is None:
             session_id = new_id()
             while self.store.exists(session_id):
                 session_id = new_id()
-            session = Session(self, session_id, [], self.store.writer(session_id))
+            return self._opened(session_id, [], 0)
+        check_id(session_id)
+        if session_id in self._open:
+            return self._open[session_id]
+        events, size = self.store.load(session_id)
+        return self._opened(session_id, events, size)
+
+    async def open(self, session_id: str | None = None) -> Session:
+        """:meth:`session`, reading a store off the event loop (PostgreSQL in a worker
+        thread); a session open here that runs no turn first takes the events another
+        replica appended to it meanwhile, so every replica shows the whole session."""
+        store = self.store
+        if not isinstance(store, StoredSessions):
+            return self.session(session_id)
+        if session_id is None:
+            session_id = new_id()
+            while await store.has(session_id):
+                session_id = new_id()
+            return self._opened(session_id, [], 0)
+        check_id(session_id)
+        session = self._open.get(session_id)
+        if session is None:
+            events = await store.fetch(session_id)
+            return self._open.get(session_id) or self._opened(session_id, events, 0)
+        if not session.busy:
+            session.catch_up(await store.fetch_after(session_id, session.seq))
+        return session
+
+    def _opened(self, session_id: str, events: list[dict[str, Any]], size: int) -> Session:
+        writer = self.store.writer(session_id, size)
+        if isinstance(self.store, StoredSessions) and open_turn(events) is not None:
+            # cut off, or run by another replica now: the store says which
+            session = Session(self, session_id, events, writer, repair=False)
+            session.resume(partial(self.store.records.adopt, session_id))
         else:
-            check_id(session_id)
-            if session_id in self._open:
-                return self._open[session_id]
-            events, size = self.store.load(session_id)
-            writer = self.store.writer(session_id, size)
-            if isinstance(self.store, StoredSessions) and open_turn(events) is not None:
-                # cut off, or run by another replica now: the store says which
-                session = Session(self, session_id, events, writer, repair=False)
-                session.resume(partial(self.store.records.adopt, session_id))
-            else:
-                session = Session(self, session_id, events, writer)
+            session = Session(self, session_id, events, writer)
         self._open[session_id] = session
         return session
 
@@ -242,15 +268,7 @@ class AgentService(Service):
         """
         needle = None if q is None else check_query(q).casefold()
         if isinstance(self.store, StoredSessions):
-            listed = self.store.summaries(needle)
-            known = {item["id"] for item in listed}
-            for session_id, session in self._open.items():
-                if session_id not in known and (
-                    needle is None or any_spoken(session.events, needle)
-                ):
-                    listed.append(summary(session_id, session.events))
-            listed.sort(key=lambda item: item["updated"] or "", reverse=True)
-            return listed
+            return self._with_open(self.store.summaries(needle), needle)
         listed = []
         if self.store.folder is not None:
             for item in self.catalog.summaries():
@@ -268,6 +286,33 @@ class AgentService(Service):
                     listed.append(summary(session_id, events))
         listed.sort(key=lambda item: item["updated"] or "", reverse=True)
         return listed
+
+    async def listed(self, q: str | None = None) -> list[dict[str, Any]]:
+        """:meth:`sessions`, reading a store off the event loop."""
+        if not isinstance(self.store, StoredSessions):
+            return self.sessions(q)
+        needle = None if q is None else check_query(q).casefold()
+        return self._with_open(await self.store.fetch_summaries(needle), needle)
+
+    def _with_open(self, listed: list[dict[str, Any]], needle: str | None) -> list[dict[str, Any]]:
+        """The store's summaries and those of sessions open here with nothing stored yet,
+        the latest first."""
+        known = {item["id"] for item in listed}
+        for session_id, session in self._open.items():
+            if session_id not in known and (needle is None or any_spoken(session.events, needle)):
+                listed.append(summary(session_id, session.events))
+        listed.sort(key=lambda item: item["updated"] or "", reverse=True)
+        return listed
+
+    async def has(self, session_id: str) -> bool:
+        """:meth:`exists`, reading a store off the event loop."""
+        if not isinstance(self.store, StoredSessions):
+            return self.exists(session_id)
+        try:
+            check_id(session_id)
+        except SessionNotFound:
+            return False
+        return session_id in self._open or await self.store.has(session_id)
 
     def exists(self, session_id: str) -> bool:
         """Whether ``session_id`` names a session (open, or logged)."""

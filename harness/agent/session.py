@@ -232,6 +232,18 @@ class Session:
             for name in event.get("names") or ()
         ]
 
+    @property
+    def seq(self) -> int:
+        """The ``seq`` of its last event (0: none yet)."""
+        return self._seq
+
+    def catch_up(self, events: list[dict[str, Any]]) -> None:
+        """Take the events another process appended to the log after :attr:`seq` (it ran a
+        turn of this session meanwhile); only while no turn runs here."""
+        newer = [event for event in events if int(event.get("seq") or 0) > self._seq]
+        if newer:
+            self.reload([*self.events, *newer])
+
     def resume(self, adopt: Callable[[], Awaitable[bool | None]]) -> None:
         """Finish the turn the log leaves open (cut off by a restart) once ``adopt()`` says
         this process takes it over (True); close it as cut off when no process was marked
@@ -527,6 +539,11 @@ class Session:
             finally:
                 for run in runs:
                     running.pop(id(run.call), None)
+            if self._left_open():
+                # the host is stopping: calls its stop cut off end ``cancelled`` here, which is
+                # not their result (the journal has it); this raises the stop's cancellation
+                # before any is recorded, so the next process runs them again by their keys
+                await anyio.lowlevel.checkpoint()
         self._report(step)
 
     def _load_found(self, step: _Step, offered: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ restart is found and finished (:mod:`.resume`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,26 @@ class StoredSessions:
     def exists(self, session_id: str) -> bool:
         return self.records.exists(check_id(session_id))
 
+    async def has(self, session_id: str) -> bool:
+        """:meth:`exists`, without blocking the event loop."""
+        return await self.records.has(check_id(session_id))
+
     def load(self, session_id: str) -> tuple[list[dict[str, Any]], int]:
         """Every event of a session, in order (and 0, as a folder gives a byte size)."""
-        events = self.records.load(check_id(session_id))
+        return self._found(session_id, self.records.load(check_id(session_id))), 0
+
+    async def fetch(self, session_id: str) -> list[dict[str, Any]]:
+        """Every event of a session, in order, without blocking the event loop."""
+        return self._found(session_id, await self.records.fetch(check_id(session_id)))
+
+    async def fetch_after(self, session_id: str, seq: int) -> list[dict[str, Any]]:
+        """The events of a session after ``seq`` (another replica appended them), in order."""
+        return await self.records.fetch(check_id(session_id), seq) or []
+
+    def _found(self, session_id: str, events: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
         if events is None:
             raise SessionNotFound(f"no session {session_id!r} in the store {self.records.where}")
-        return events, 0
+        return events
 
     def ids(self) -> list[str]:
         return self.records.ids()
@@ -69,36 +83,50 @@ class StoredSessions:
     def summaries(self, needle: str | None = None) -> list[dict[str, Any]]:
         """``{id, title, created, updated, turns}`` of every session (whose messages contain
         ``needle``, casefolded, when given)."""
-        matching: set[str] | None = None
-        if needle is not None:
-            matching = set()
-            for session, event in self.records.spoken():
-                if session not in matching and any_spoken([event], needle):
-                    matching.add(session)
-        listed = []
-        for outline in self.records.outlines():
-            if matching is not None and outline["id"] not in matching:
-                continue
-            titled, first = outline["title"], outline["first"] or {}
-            if titled is not None:
-                title = str(titled.get("title") or "")
-            else:
-                title = short(str(first.get("input", "")))
-            listed.append(
-                {
-                    "id": outline["id"],
-                    "title": title,
-                    "created": outline["created"],
-                    "updated": outline["updated"],
-                    "turns": outline["turns"],
-                }
-            )
-        return listed
+        spoken = None if needle is None else self.records.spoken()
+        return _summaries(self.records.outlines(), spoken, needle)
+
+    async def fetch_summaries(self, needle: str | None = None) -> list[dict[str, Any]]:
+        """:meth:`summaries`, without blocking the event loop."""
+        spoken = None if needle is None else await self.records.fetch_spoken()
+        return _summaries(await self.records.fetch_outlines(), spoken, needle)
 
     def export(self, session_id: str) -> Iterator[bytes]:
         """The session as a JSONL log, a line per event."""
         events, _ = self.load(session_id)
         return iter([(dumps(event) + "\n").encode() for event in events])
+
+
+def _summaries(
+    outlines: list[dict[str, Any]],
+    spoken: Iterable[tuple[str, dict[str, Any]]] | None,
+    needle: str | None,
+) -> list[dict[str, Any]]:
+    matching: set[str] | None = None
+    if needle is not None and spoken is not None:
+        matching = set()
+        for session, event in spoken:
+            if session not in matching and any_spoken([event], needle):
+                matching.add(session)
+    listed = []
+    for outline in outlines:
+        if matching is not None and outline["id"] not in matching:
+            continue
+        titled, first = outline["title"], outline["first"] or {}
+        if titled is not None:
+            title = str(titled.get("title") or "")
+        else:
+            title = short(str(first.get("input", "")))
+        listed.append(
+            {
+                "id": outline["id"],
+                "title": title,
+                "created": outline["created"],
+                "updated": outline["updated"],
+                "turns": outline["turns"],
+            }
+        )
+    return listed
 
 
 class StoreWriter:

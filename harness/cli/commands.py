@@ -17,6 +17,7 @@ from .primitives import prompts, resources
 from .project import disable, enable, init
 from .serve import mcp_command, run
 from .sessions import chat, sessions
+from .tasks import tasks
 
 EXAMPLES = """
 \b
@@ -32,6 +33,7 @@ Examples:
   harness run --mcp http --port 8765       serve the tools to MCP clients at /mcp
   harness mcp                              serve MCP on stdio (for client configs)
   harness auth remote                      authorise an OAuth MCP server (browser)
+  harness tasks --all                      the MCP tasks kept in the store
   harness init my-tools                    start a project: cordis.yml, plugins/, workspace/
 """
 
@@ -59,6 +61,7 @@ for _command in (
     prompts,
     chat,
     sessions,
+    tasks,
     init,
     enable,
     disable,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
@@ -61,4 +61,18 @@ def prompts_table(rows: Sequence[tuple[str, str, str]]) -> Table:
         table.add_column(column)
     for row in rows:
         table.add_row(*row)
+    return table
+
+
+def tasks_table(tasks: Sequence[dict[str, Any]]) -> Table:
+    """MCP tasks (``harness tasks``): id, tool, status, created, updated, message."""
+    table = Table(title="tasks")
+    for column in ("id", "tool", "status", "created", "updated", "message"):
+        table.add_column(column, overflow="fold")
+    table.columns[0].no_wrap = True
+    colours = {"completed": "green", "failed": "red", "input_required": "yellow"}
+    for task in tasks:
+        status = f"[{colours.get(task['status'], 'white')}]{task['status']}[/]"
+        row = (task["id"], task["tool"], status, task["created"], task["updated"])
+        table.add_row(*row, task["message"] or "")
     return table

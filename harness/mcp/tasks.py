@@ -22,17 +22,25 @@ the task's ``statusMessage``. A tool defined ``ask_first`` asks its first inputs
 input rounds (:mod:`.rounds`), and the round that answers them starts the task with those
 answers recorded (:meth:`McpTasks.start`). :meth:`McpTasks.listing` and
 :meth:`McpTasks.cancel` are the console's view (``GET /api/tasks``). An ``Mcp-Name`` header
-that is not the request's ``taskId`` is
--32020 (SEP-2243). Tasks live in this process's memory: a restart forgets them.
+that is not the request's ``taskId`` is -32020 (SEP-2243).
+
+With ``harness:store`` loaded, tasks live in the store (``store.tasks``, :class:`TaskBoard`),
+so that any replica sharing it answers them: the process running a task's body writes its
+row, and every method reads and writes the row. That process watches its running tasks'
+rows every :data:`WATCH` seconds, for answers and cancels given on another replica (it sees
+its own at once), and writes a body's status messages at most that often. A task whose
+process died is answered ``failed`` (``interrupted``). Without a store, tasks live in this
+process's memory: a restart forgets them.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -40,6 +48,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import HEADER_MISMATCH, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import Field
 
+from ..service import unwrap
 from ..tools.call_context import APPROVAL_KEY, CallContext, Client, InputApprover
 from ..tools.inputs import Input
 from .results import to_mcp_result
@@ -49,7 +58,9 @@ if TYPE_CHECKING:
     from ..tools.calls import ToolCall, ToolResult
     from .client import McpClient
 
-__all__ = ["EXTENSION", "McpTasks", "Task"]
+__all__ = ["EXTENSION", "McpTasks", "Task", "TaskBoard"]
+
+_log = logging.getLogger("harness.mcp")
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 TTL_MS = 3_600_000
@@ -60,6 +71,28 @@ TERMINAL = ("completed", "failed", "cancelled")
 FAILED = frozenset({"internal", "invalid_output", "interrupted"})
 """Result codes that mean the host could not finish the call: the task ``failed``."""
 INTERNAL_ERROR = -32603
+WATCH = 0.1
+"""Seconds between looks at the store rows of the tasks this process runs (answers and
+cancels given on another replica), and at most between writes of their status messages."""
+
+
+class TaskBoard(Protocol):
+    """The tasks of the store (:class:`harness.store.tasks.StoredTasks`), as seen from here;
+    a task is a dict of its row (``id``, ``tool``, ``status``, ``created_at``...)."""
+
+    async def create(
+        self, id: str, tool: str, client: str | None, at: float, ttl_ms: int
+    ) -> None: ...
+    async def save(
+        self, id: str, status: str | None, message: str | None, result: Any = ..., error: Any = ...
+    ) -> bool: ...
+    async def ask(self, id: str, requests: dict[str, Any]) -> bool: ...
+    async def take_answers(self, id: str, keys: Iterable[str]) -> dict[str, Any]: ...
+    async def watch(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]: ...
+    async def get(self, id: str) -> dict[str, Any] | None: ...
+    async def answer(self, id: str, responses: dict[str, Any]) -> bool: ...
+    async def cancel(self, id: str) -> bool: ...
+    async def listing(self, terminal: bool = ...) -> list[dict[str, Any]]: ...
 
 
 class TaskParams(types.RequestParams):
@@ -81,7 +114,7 @@ def _stamp(at: float) -> str:
 class Task:
     """One task: its status and, once terminal, its result or error."""
 
-    def __init__(self, tool: str, ttl_ms: int = TTL_MS) -> None:
+    def __init__(self, tool: str, ttl_ms: int = TTL_MS, board: TaskBoard | None = None) -> None:
         self.id = secrets.token_urlsafe(16)
         self.tool = tool
         self.status = "working"
@@ -95,6 +128,22 @@ class Task:
         self.answers: dict[str, Any] = {}
         self.answered = anyio.Event()
         self.scope = anyio.CancelScope()
+        self.board = board
+        """The store that keeps it (None: this process's memory)."""
+        self.unsaved = False
+        """Its status message changed since it was last written to the store."""
+
+    @classmethod
+    def restored(cls, fields: Mapping[str, Any], board: TaskBoard) -> Task:
+        """A task as the store's row ``fields`` has it."""
+        task = cls(fields["tool"], fields["ttl_ms"] or TTL_MS, board)
+        task.id = fields["id"]
+        task.status = fields["status"]
+        task.created_at, task.updated_at = fields["created_at"], fields["updated_at"]
+        task.message = fields["message"]
+        task.result, task.error = fields["result"], fields["error"]
+        task.requests = dict(fields["requests"])
+        return task
 
     def touch(self, status: str | None = None) -> None:
         if status is not None:
@@ -134,20 +183,33 @@ class TaskClient(Client):
     """The client of a call running as a task: its inputs wait for ``tasks/update``, its
     progress and logs become the task's status message."""
 
-    def __init__(self, task: Task, client: McpClient) -> None:
+    def __init__(self, task: Task, client: McpClient, tasks: McpTasks) -> None:
         super().__init__(client.id)
         self.task = task
+        self.tasks = tasks
         self.capabilities = client.capabilities
 
     async def answer(self, ctx: CallContext, requests: Mapping[str, Input]) -> dict[str, Any]:
-        task = self.task
-        task.requests.update({key: request.to_wire() for key, request in requests.items()})
+        task, board = self.task, self.task.board
+        wire = {key: request.to_wire() for key, request in requests.items()}
+        task.requests.update(wire)
         task.touch("input_required")
+        if board is not None:
+            await board.ask(task.id, wire)  # False: cancelled meanwhile; the watch ends it
         while not set(requests) <= set(task.answers):
             task.answered = anyio.Event()
+            if board is not None:  # given here or on another replica: in the row
+                waiting = set(requests) - set(task.answers)
+                task.answers.update(await board.take_answers(task.id, waiting))
+                if set(requests) <= set(task.answers):
+                    break
             await task.answered.wait()
         answers = {key: task.answers.pop(key) for key in requests}
-        task.touch("working")
+        for key in requests:
+            task.requests.pop(key, None)
+        task.touch(None if task.requests else "working")
+        if board is not None and not task.requests:
+            await board.save(task.id, "working", task.message)
         return answers
 
     def approver(self, ctx: CallContext) -> Any:
@@ -161,12 +223,10 @@ class TaskClient(Client):
         self, ctx: CallContext, done: float, total: float | None, message: str | None
     ) -> None:
         shown = f"{done:g}" if total is None else f"{done:g}/{total:g}"
-        self.task.message = f"{shown}: {message}" if message else shown
-        self.task.touch()
+        self.tasks.say(self.task, f"{shown}: {message}" if message else shown)
 
     async def log(self, ctx: CallContext, level: str, message: str, data: dict[str, Any]) -> None:
-        self.task.message = f"{level}: {message}"
-        self.task.touch()
+        self.tasks.say(self.task, f"{level}: {message}")
 
 
 class McpTasks:
@@ -175,6 +235,8 @@ class McpTasks:
     def __init__(self, root: Context) -> None:
         self.root = root
         self.tasks: dict[str, Task] = {}
+        """Without a store, every task; with one, those whose body runs here."""
+        self._watching = False
 
     def install(self, server: Any) -> None:
         """Advertise the extension and serve its methods on ``server`` (the SDK's)."""
@@ -198,7 +260,13 @@ class McpTasks:
             {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
         )
 
-    def start(
+    def board(self) -> TaskBoard | None:
+        """The store's tasks, while ``harness:store`` is loaded."""
+        store = self.root.get("store")
+        board: TaskBoard | None = getattr(unwrap(store), "tasks", None) if store else None
+        return board
+
+    async def start(
         self,
         call: ToolCall,
         client: McpClient,
@@ -210,33 +278,107 @@ class McpTasks:
         ``ask_first`` tool's, :mod:`.rounds`): the body runs again from its start and each
         input takes its recorded answer."""
         self._purge()
-        task = Task(call.name)
+        board = self.board()
+        task = Task(call.name, board=board)
+        if board is not None:
+            try:
+                await board.create(task.id, task.tool, client.id, task.created_at, task.ttl_ms)
+            except Exception as exc:
+                _log.exception("the store could not keep a task of %s", call.name)
+                raise MCPError(
+                    INTERNAL_ERROR,
+                    f"the store could not keep a task of {call.name} ({type(exc).__name__}: "
+                    f"{exc}); the call did not run: try again, or check the store",
+                ) from None
         self.tasks[task.id] = task
-        ctx = CallContext(call, "mcp", TaskClient(task, client), recorded=recorded)
+        ctx = CallContext(call, "mcp", TaskClient(task, client, self), recorded=recorded)
         ctx.carried = carried
         self.root.start_soon(self._run, task, call)
+        if board is not None and not self._watching:
+            self._watching = True
+            self.root.start_soon(self._watch)
         return {"resultType": "task", **task.envelope()}
 
     async def _run(self, task: Task, call: ToolCall) -> None:
         result: ToolResult | None = None
-        with task.scope:
-            result = await self.root.tools.execute(call)
-        if task.status in TERMINAL:
-            return
-        task.requests.clear()
-        if result is None or (result.code == "cancelled" and task.scope.cancel_called):
-            task.touch("cancelled")
-        elif result.code in FAILED:
-            task.error = {"code": INTERNAL_ERROR, "message": f"{result.code}: {result.error}"}
-            task.touch("failed")
-        else:
-            tool = self.root.tools.get(call.name)
-            declared = tool is not None and tool.output_schema is not None
-            wire = to_mcp_result(result, declared or result.result is not None)
-            task.result = wire.model_dump(by_alias=True, mode="json", exclude_none=True)
-            task.touch("completed")
+        try:
+            with task.scope:
+                result = await self.root.tools.execute(call)
+            if task.status in TERMINAL:
+                return
+            task.requests.clear()
+            if result is None or (result.code == "cancelled" and task.scope.cancel_called):
+                task.touch("cancelled")
+            elif result.code in FAILED:
+                task.error = {"code": INTERNAL_ERROR, "message": f"{result.code}: {result.error}"}
+                task.touch("failed")
+            else:
+                tool = self.root.tools.get(call.name)
+                declared = tool is not None and tool.output_schema is not None
+                wire = to_mcp_result(result, declared or result.result is not None)
+                task.result = wire.model_dump(by_alias=True, mode="json", exclude_none=True)
+                task.touch("completed")
+            if task.board is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._save(task, task.status)
+        finally:
+            if task.board is not None:
+                self.tasks.pop(task.id, None)  # its row tells the rest
 
-    def _find(self, ctx: Any, params: TaskParams, method: str) -> Task:
+    def say(self, task: Task, message: str) -> None:
+        """Set a task's status message (written to the store by the watch)."""
+        task.message = message
+        task.touch()
+        task.unsaved = task.board is not None
+
+    async def _save(self, task: Task, status: str | None = None) -> None:
+        board = task.board
+        assert board is not None
+        task.unsaved = False
+        try:
+            await board.save(task.id, status, task.message, task.result, task.error)
+        except Exception:
+            _log.exception("the store could not record task %s of %s", task.id, task.tool)
+
+    async def _watch(self) -> None:
+        """While tasks kept in the store run here: write their new status messages, and
+        look at their rows for answers and cancels given on another replica."""
+        failing = False
+        try:
+            while True:
+                mine = [task for task in self.tasks.values() if task.board is not None]
+                if not mine:
+                    return
+                try:
+                    await self._look(mine)
+                    failing = False
+                except Exception:
+                    if not failing:  # once per streak: it is asked ten times a second
+                        _log.exception("the store could not be asked about this process's tasks")
+                    failing = True
+                await anyio.sleep(WATCH)
+        finally:
+            self._watching = False
+
+    async def _look(self, mine: list[Task]) -> None:
+        boards: dict[int, tuple[TaskBoard, list[Task]]] = {}
+        for task in mine:
+            assert task.board is not None
+            boards.setdefault(id(task.board), (task.board, []))[1].append(task)
+        for board, tasks in boards.values():
+            for task in tasks:
+                if task.unsaved:
+                    await self._save(task)
+            rows = await board.watch(task.id for task in tasks)
+            now = time.time()
+            for task in tasks:
+                row = rows.get(task.id)
+                if row is None or row["cancel_requested"] or task.expired(now):
+                    self._stop(task)  # cancelled elsewhere, or expired
+                elif row["answered"]:
+                    task.answered.set()
+
+    def _check(self, ctx: Any, params: TaskParams, method: str) -> None:
         if not self.declared(ctx.session.client_capabilities):
             raise self.missing(method)
         headers = getattr(getattr(ctx, "request", None), "headers", None)
@@ -246,11 +388,23 @@ class McpTasks:
                 HEADER_MISMATCH,
                 f"the Mcp-Name header {named.strip()!r} is not the taskId {params.task_id!r}",
             )
+
+    async def _find(self, ctx: Any, params: TaskParams, method: str) -> Task:
+        """The task ``params`` names: this process's own, or as the store has it."""
+        self._check(ctx, params, method)
         self._purge()
         task = self.tasks.get(params.task_id)
-        if task is None:
+        if task is not None and task.board is None:
+            return task
+        board = task.board if task is not None else self.board()
+        fields = None
+        if board is not None:
+            if task is not None and task.unsaved:
+                await self._save(task)
+            fields = await board.get(params.task_id)
+        if board is None or fields is None:
             raise MCPError(INVALID_PARAMS, f"no task {params.task_id!r} here (unknown or expired)")
-        return task
+        return Task.restored(fields, board)
 
     def _purge(self) -> None:
         now = time.time()
@@ -258,11 +412,17 @@ class McpTasks:
             self.tasks.pop(key).scope.cancel()
 
     async def _get(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        return self._find(ctx, params, "tasks/get").detailed()
+        return (await self._find(ctx, params, "tasks/get")).detailed()
 
     async def _update(self, ctx: Any, params: TaskUpdateParams) -> dict[str, Any]:
-        task = self._find(ctx, params, "tasks/update")
+        task = await self._find(ctx, params, "tasks/update")
         responses = params.input_responses or {}
+        if task.board is not None:
+            if responses and await task.board.answer(task.id, responses):
+                running = self.tasks.get(task.id)
+                if running is not None:  # its body runs here: no need to wait for the watch
+                    running.answered.set()
+            return {}
         for key, value in responses.items():
             if key in task.requests and isinstance(value, dict):
                 task.requests.pop(key)
@@ -273,14 +433,23 @@ class McpTasks:
         return {}
 
     async def _cancel(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        self.cancel(self._find(ctx, params, "tasks/cancel").id)
+        await self.cancel((await self._find(ctx, params, "tasks/cancel")).id)
         return {}
 
-    def listing(self) -> list[dict[str, Any]]:
+    async def listing(self) -> list[dict[str, Any]]:
         """The tasks not yet expired, newest first, as the console shows them: ``id``,
         ``tool``, ``status``, ``statusMessage`` (None: none), ``createdAt`` and
-        ``lastUpdatedAt`` (ISO 8601, UTC)."""
+        ``lastUpdatedAt`` (ISO 8601, UTC). With a store, its tasks (every replica's), a dead
+        process's ``failed``."""
         self._purge()
+        tasks = [task for task in self.tasks.values() if task.board is None]
+        board = self.board()
+        if board is not None:
+            for task in self.tasks.values():
+                if task.unsaved:
+                    await self._save(task)
+            rows = await board.listing(terminal=True)
+            tasks += [Task.restored(fields, board) for fields in rows]
         return [
             {
                 "id": task.id,
@@ -290,18 +459,33 @@ class McpTasks:
                 "createdAt": _stamp(task.created_at),
                 "lastUpdatedAt": _stamp(task.updated_at),
             }
-            for task in sorted(self.tasks.values(), key=lambda task: -task.created_at)
+            for task in sorted(tasks, key=lambda task: -task.created_at)
         ]
 
-    def cancel(self, task_id: str) -> str | None:
+    async def cancel(self, task_id: str) -> str | None:
         """Cancel a running task (``tasks/cancel``, the console's Cancel); its status after
-        (a finished task keeps its own), None when no such task is kept."""
+        (a finished task keeps its own), None when no such task is kept. With a store, on
+        any replica: the one running its body cancels it."""
         self._purge()
         task = self.tasks.get(task_id)
+        board = task.board if task is not None else self.board()
+        if board is not None:
+            await board.cancel(task_id)
+            fields = await board.get(task_id)
+            if fields is None:
+                return None
+            if task is not None and fields["status"] == "cancelled":
+                self._stop(task)  # its body runs here: cancel it now
+            return str(fields["status"])
         if task is None:
             return None
+        self._stop(task)
+        return task.status
+
+    @staticmethod
+    def _stop(task: Task) -> None:
+        """Cancel a running task's body, here."""
         if task.status not in TERMINAL:
             task.requests.clear()
             task.touch("cancelled")
-            task.scope.cancel()
-        return task.status
+        task.scope.cancel()

@@ -122,7 +122,7 @@ class ToolCalls:
             if tool is not None and tool.task is not None:
                 if tasks.declared(client.capabilities):
                     if not tool.ask_first or answers_its_inputs(recorded):
-                        return tasks.start(call, client, recorded, carried)
+                        return await tasks.start(call, client, recorded, carried)
                 elif tool.task == "required":
                     raise tasks.missing(f"tool {call.name} (it runs as a task only)")
         ctx = CallContext(call, "mcp", client, recorded=recorded)

@@ -7,7 +7,8 @@
 
 It opens the store when it loads (creating an SQLite file and migrating the schema), and
 lends the tools service its call journal (:mod:`.journal`) and the approval object the
-keeping of keyed calls' pending approvals (:mod:`.approvals`) until it unloads. A store that is
+keeping of keyed calls' pending approvals (:mod:`.approvals`) until it unloads; MCP tasks
+are kept in it too (:mod:`.tasks`). A store that is
 locked, unreachable or written by a newer harness fails the entry, with the problem located
 at its ``config`` in cordis.yml: calls then run unjournaled, as without the entry.
 """
@@ -24,6 +25,7 @@ from .config import StoreConfig
 from .database import Database
 from .journal import Journal
 from .programs import DurablePrograms
+from .tasks import StoredTasks
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -46,6 +48,8 @@ class StoreService(Service):
         self.journal: Journal | None = None
         self.programs: DurablePrograms | None = None
         """Paused run_code programs (harness:code lends it their resumption)."""
+        self.tasks: StoredTasks | None = None
+        """MCP tasks (the MCP surface keeps them here while the store is loaded)."""
 
     async def start(self) -> None:
         database = self.database = await open_store(self.config, self.ctx.base_dir)
@@ -56,6 +60,8 @@ class StoreService(Service):
                 pruned,
                 self.config.keep_days,
             )
+        self.tasks = StoredTasks(database)
+        await self.tasks.purge()
         journal = self.journal = Journal(database, lambda: self.ctx.is_stopping)
         programs = self.programs = DurablePrograms(database, journal)
         tools = unwrap(self.ctx.tools)
@@ -75,6 +81,7 @@ class StoreService(Service):
     async def stop(self) -> None:
         if self.database is not None:
             database, self.database = self.database, None
+            self.tasks = None
             await database.close()
 
 

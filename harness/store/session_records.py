@@ -9,7 +9,8 @@ finishes it.
 Recording never waits for the database: rows are queued and written in order by one task
 (:meth:`SessionRecords.write`), a batch per transaction; :meth:`SessionRecords.flush` waits
 until everything queued so far is written (the agent flushes a model's answer before it acts
-on it). Reads are synchronous, as the agent's API is, and each is one query.
+on it). Each read is one query, offered both ways: synchronous, as the agent's Python API
+is, and awaited (in a worker thread on PostgreSQL), for the event loop's readers.
 """
 
 from __future__ import annotations
@@ -111,25 +112,36 @@ class SessionRecords:
             progress.set()
 
     # -- reading ---------------------------------------------------------------------------
+    # Each read is one query, run two ways: ``load``, ``exists``, ``ids``, ``outlines`` and
+    # ``spoken`` block their caller (the agent's synchronous API, ``harness chat``, the CLI);
+    # ``fetch``, ``has``, ``fetch_outlines`` and ``fetch_spoken`` await it (a worker thread on
+    # PostgreSQL, as every other operation of the store), for the event loop's own readers.
 
     def load(self, session: str) -> list[dict[str, Any]] | None:
         """Every event of ``session``, in order; None when it has none."""
+        return _events(self.database.run_now(self._events_of(session, 0)))
+
+    async def fetch(self, session: str, after: int = 0) -> list[dict[str, Any]] | None:
+        """The events of ``session`` after ``seq`` ``after``, in order, without blocking the
+        event loop; None when there are none."""
+        return _events(await self.database.run(self._events_of(session, after)))
+
+    def _events_of(self, session: str, after: int) -> Any:
         select = self.database.sql(
-            "SELECT event FROM session_events WHERE session = ? ORDER BY seq"
+            "SELECT event FROM session_events WHERE session = ? AND seq > ? ORDER BY seq"
         )
-        rows = self.database.run_now(
-            lambda connection: connection.execute(select, (session,)).fetchall()
-        )
-        if not rows:
-            return None
-        return [json.loads(row[0]) for row in rows]
+        return lambda connection: connection.execute(select, (session, after)).fetchall()
 
     def exists(self, session: str) -> bool:
+        return self.database.run_now(self._one_of(session)) is not None
+
+    async def has(self, session: str) -> bool:
+        """Whether ``session`` has events, without blocking the event loop."""
+        return await self.database.run(self._one_of(session)) is not None
+
+    def _one_of(self, session: str) -> Any:
         select = self.database.sql("SELECT 1 FROM session_events WHERE session = ? LIMIT 1")
-        found = self.database.run_now(
-            lambda connection: connection.execute(select, (session,)).fetchone()
-        )
-        return found is not None
+        return lambda connection: connection.execute(select, (session,)).fetchone()
 
     def ids(self) -> list[str]:
         """Every session with events, in id order (ids sort by their creation time)."""
@@ -153,50 +165,19 @@ class SessionRecords:
         """Per session: ``{id, created, updated, turns, first, title}``, where ``first`` is
         its first ``turn/start`` event and ``title`` its last ``session/title`` event (None
         when it has none): what a listing of sessions needs, without reading every event."""
-        spans = (
-            "SELECT session, min(time), max(time), "
-            "sum(CASE WHEN type = 'turn/start' THEN 1 ELSE 0 END) "
-            "FROM session_events GROUP BY session"
-        )
-        marked = (
-            "SELECT session, type, event FROM session_events "
-            "WHERE type IN ('turn/start', 'session/title') ORDER BY session, seq"
-        )
+        return _outlines(*self.database.run_now(_read_outlines))
 
-        def read(connection: Any) -> tuple[list[Any], list[Any]]:
-            return connection.execute(spans).fetchall(), connection.execute(marked).fetchall()
-
-        rows, events = self.database.run_now(read)
-        outlines = {
-            str(session): {
-                "id": str(session),
-                "created": created,
-                "updated": updated,
-                "turns": int(turns or 0),
-                "first": None,
-                "title": None,
-            }
-            for session, created, updated, turns in rows
-        }
-        for session, kind, line in events:
-            outline = outlines.get(str(session))
-            if outline is None:
-                continue
-            if kind == "session/title":
-                outline["title"] = json.loads(line)
-            elif outline["first"] is None:
-                outline["first"] = json.loads(line)
-        return list(outlines.values())
+    async def fetch_outlines(self) -> list[dict[str, Any]]:
+        """:meth:`outlines`, without blocking the event loop."""
+        return _outlines(*await self.database.run(_read_outlines))
 
     def spoken(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(session, event)`` for every user message and model answer, for a search."""
-        select = (
-            "SELECT session, event FROM session_events "
-            f"WHERE type IN {SPOKEN!r} ORDER BY session, seq"
-        )
-        rows = self.database.run_now(lambda connection: connection.execute(select).fetchall())
-        for session, line in rows:
-            yield str(session), json.loads(line)
+        return _spoken(self.database.run_now(_read_spoken))
+
+    async def fetch_spoken(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """:meth:`spoken`, without blocking the event loop."""
+        return _spoken(await self.database.run(_read_spoken))
 
     # -- turns cut off -----------------------------------------------------------------------
 
@@ -262,3 +243,55 @@ class SessionRecords:
             return added
 
         return await self.database.run(write)
+
+
+def _events(rows: list[Any]) -> list[dict[str, Any]] | None:
+    return [json.loads(row[0]) for row in rows] if rows else None
+
+
+def _read_outlines(connection: Any) -> tuple[list[Any], list[Any]]:
+    spans = (
+        "SELECT session, min(time), max(time), "
+        "sum(CASE WHEN type = 'turn/start' THEN 1 ELSE 0 END) "
+        "FROM session_events GROUP BY session"
+    )
+    marked = (
+        "SELECT session, type, event FROM session_events "
+        "WHERE type IN ('turn/start', 'session/title') ORDER BY session, seq"
+    )
+    return connection.execute(spans).fetchall(), connection.execute(marked).fetchall()
+
+
+def _outlines(rows: list[Any], events: list[Any]) -> list[dict[str, Any]]:
+    outlines = {
+        str(session): {
+            "id": str(session),
+            "created": created,
+            "updated": updated,
+            "turns": int(turns or 0),
+            "first": None,
+            "title": None,
+        }
+        for session, created, updated, turns in rows
+    }
+    for session, kind, line in events:
+        outline = outlines.get(str(session))
+        if outline is None:
+            continue
+        if kind == "session/title":
+            outline["title"] = json.loads(line)
+        elif outline["first"] is None:
+            outline["first"] = json.loads(line)
+    return list(outlines.values())
+
+
+def _read_spoken(connection: Any) -> list[Any]:
+    select = (
+        f"SELECT session, event FROM session_events WHERE type IN {SPOKEN!r} ORDER BY session, seq"
+    )
+    return list(connection.execute(select).fetchall())
+
+
+def _spoken(rows: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for session, line in rows:
+        yield str(session), json.loads(line)

@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -35,7 +35,6 @@ from .stream import EventHub
 
 if TYPE_CHECKING:
     from ..host import Host
-    from ..mcp.tasks import McpTasks
 
 _log = logging.getLogger("harness.web")
 CHANGE_DELAY = 0.05
@@ -45,6 +44,14 @@ HOST_EVENTS = ("reload/start", "reload/done", "reload/failed")
 
 class CallRunning(HarnessError):
     """Raised when a call is started with the id of a call that is still running."""
+
+
+class TaskView(Protocol):
+    """What the console needs of the MCP surface's tasks (``harness.mcp.tasks.McpTasks``,
+    which the web layer does not import)."""
+
+    async def listing(self) -> list[dict[str, Any]]: ...
+    async def cancel(self, task_id: str) -> str | None: ...
 
 
 class WebConsole:
@@ -57,7 +64,7 @@ class WebConsole:
         self._running: dict[str, anyio.CancelScope] = {}
         """The calls this console runs (``POST /api/tools/{name}/call``), by their id."""
         self._client: ConsoleClient | None = None
-        self.tasks: McpTasks | None = None
+        self.tasks: TaskView | None = None
         """The MCP surface's tasks, which the Tasks view lists (``harness run`` sets it);
         None: no MCP surface, no tasks."""
 
@@ -266,13 +273,14 @@ class WebConsole:
         scope.cancel()
         return True
 
-    def task_list(self) -> list[dict[str, Any]]:
-        """The MCP tasks, newest first (:meth:`~harness.mcp.tasks.McpTasks.listing`)."""
-        return [] if self.tasks is None else self.tasks.listing()
+    async def task_list(self) -> list[dict[str, Any]]:
+        """The MCP tasks, newest first (:meth:`~harness.mcp.tasks.McpTasks.listing`; with
+        ``harness:store``, every replica's)."""
+        return [] if self.tasks is None else await self.tasks.listing()
 
-    def cancel_task(self, task_id: str) -> str | None:
+    async def cancel_task(self, task_id: str) -> str | None:
         """Cancel an MCP task; its status after, None when there is no such task."""
-        return None if self.tasks is None else self.tasks.cancel(task_id)
+        return None if self.tasks is None else await self.tasks.cancel(task_id)
 
     async def set_enabled(self, entry_id: str, enabled: bool) -> dict[str, Any]:
         """Switch an entry in the config file; reload at once when nothing watches it."""

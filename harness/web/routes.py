@@ -179,12 +179,12 @@ def build_app(console: WebConsole) -> Starlette:
         return JSONResponse({"id": request.path_params["id"], "decision": decision})
 
     async def tasks(request: Request) -> Response:
-        return JSONResponse(console.task_list())
+        return JSONResponse(await console.task_list())
 
     async def cancel_task(request: Request) -> Response:
         await read_json(request)
         task_id = request.path_params["id"]
-        status = console.cancel_task(task_id)
+        status = await console.cancel_task(task_id)
         if status is None:
             return fail(
                 404,

@@ -53,8 +53,9 @@ def session_routes(
         return console.root.get("agent")
 
     async def session_of(session_id: str) -> Any:
-        if session_id not in live:
-            live[session_id] = await settle(agent().session(session_id))
+        # asked each time: with sessions in a store, the agent reads it off the event loop
+        # and catches an idle session up with what another replica appended
+        live[session_id] = await settle(agent().open(session_id))
         return live[session_id]
 
     async def existing(session_id: str) -> Any:
@@ -74,18 +75,18 @@ def session_routes(
             return unavailable()
         if request.method == "POST":
             await read_json(request)
-            session = await settle(agent().session())
+            session = await settle(agent().open())
             live[session.id] = session
             return JSONResponse({"id": session.id}, status_code=201)
         query = request.query_params.get("q")
         try:
-            found = await settle(agent().sessions(query) if query else agent().sessions())
+            found = await settle(agent().listed(query) if query else agent().listed())
         except RecordError as exc:
             return fail(400, f"?q=: {exc}")
         return JSONResponse(list(found))
 
     async def known(session_id: str) -> bool:
-        return session_id in live or bool(await settle(agent().exists(session_id)))
+        return session_id in live or bool(await settle(agent().has(session_id)))
 
     async def one(request: Request) -> Response:
         if agent() is None:
@@ -97,6 +98,9 @@ def session_routes(
             body = await read_json(request)
             if "title" not in body:
                 return fail(400, 'send {"title": "..."}: the title is missing')
+            opened = await existing(session_id)  # caught up: the title goes after every event
+            if isinstance(opened, Response):
+                return opened
             try:
                 return JSONResponse(await settle(agent().rename(session_id, body["title"])))
             except RecordError as exc:
@@ -148,6 +152,7 @@ def session_routes(
         if not await known(session_id):
             return fail(404, f"no session has id {session_id!r}")
         try:
+            await session_of(session_id)  # read off the event loop, caught up with replicas
             return await settle(read(session_id))
         except HarnessError as exc:
             return fail(404, f"no session has id {session_id!r} ({exc})")

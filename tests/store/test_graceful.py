@@ -1,13 +1,15 @@
-"""A graceful stop (SIGTERM to a real ``harness run``, the commonest restart: a deploy) loses
-nothing that waits: a keyed ``run_code`` program paused on an approval, a keyed call's
-pending approval and an agent turn running in the store are left in the store as ``kill -9``
-leaves them, and the next start (SQLite beside cordis.yml), or the other replica on one real
-PostgreSQL, finishes them without repeating a call or a model request. A person's Stop (the
-caller cancelling the call) still forgets the program and its request."""
+"""A graceful stop (SIGTERM to a real ``harness run``, the commonest restart: a deploy, or to
+``harness mcp`` over stdio) loses nothing that waits: a keyed ``run_code`` program paused on
+an approval, a keyed call's pending approval and an agent turn running in the store are left
+in the store as ``kill -9`` leaves them, and the next start (SQLite beside cordis.yml), or
+the other replica on one real PostgreSQL, finishes them without repeating a call or a model
+request. A person's Stop (the caller cancelling the call) still forgets the program and its
+request."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import signal
 import sqlite3
@@ -18,10 +20,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 from harness import Host, ToolCall, ToolResult
 from harness.testing import ScriptedServer
 
+from ..helpers import HARNESS
 from ..processes import start_harness_run, stop
 from ..web.page import Page
 from .postgres import Postgres
@@ -271,3 +276,76 @@ async def test_what_waits_on_a_replica_stopped_by_sigterm_is_finished_by_the_oth
     assert body["ok"], body
     assert body["result"]["output"] == "appended 1 charged 5\n"
     assert effects(folder) == ["append 1", "charge 5"]
+
+
+class Waiting:
+    """The person behind a stdio MCP client who is asked and has not answered yet."""
+
+    def __init__(self) -> None:
+        self.asked = anyio.Event()
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        self.asked.set()
+        await anyio.sleep_forever()
+
+
+def served_for(config: Path) -> int:
+    """The process id of the ``harness mcp`` serving ``config`` (the SDK's client started it)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"mcp" in words and str(config).encode() in words:
+                return int(entry.name)
+    raise AssertionError(f"no harness mcp process serves {config}")
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the SDK's stdio client
+async def test_an_approval_pending_when_harness_mcp_is_stopped_is_asked_again(
+    tmp_path: Path,
+) -> None:
+    # SIGTERM, then its client leaves (over stdio, harness mcp ends once its stdin closes:
+    # the SDK reads stdin in a thread that a signal does not interrupt)
+    folder = charge_project(tmp_path, ask=True)
+    config = folder / "cordis.yml"
+    person = Waiting()
+    params = StdioServerParameters(command=HARNESS, args=["mcp", "-c", str(config)], cwd=folder)
+    served = 0
+    with contextlib.suppress(Exception):  # the client fails as its server stops
+        async with (
+            Client(params, mode="legacy", elicitation_callback=person) as client,
+            anyio.create_task_group() as group,
+        ):
+            meta: Any = {"harness/idempotency-key": "order-5"}
+            group.start_soon(lambda: client.call_tool("charge", {"amount": 5}, meta=meta))
+            with anyio.fail_after(30):
+                await person.asked.wait()
+            served = served_for(config)
+            os.kill(served, signal.SIGTERM)
+            group.cancel_scope.cancel()
+    assert served
+    assert _state(served) == "Z"  # it has ended
+    assert [tool for _, tool, _ in rows(folder)["approvals"]] == ["charge"]
+    process, port = start_harness_run(folder, environment(), web=True)
+    try:
+        async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+            [listed] = (await http.get("/api/approvals")).json()
+            assert (listed["name"], listed["args"]) == ("charge", {"amount": 5})
+            answered = await http.post(
+                f"/api/approvals/{listed['id']}", json={"decision": "allow_once"}
+            )
+            assert answered.status_code == 200, answered.text
+            await written(folder, "charge 5")
+        async with over_http(port) as call:  # the key's repeat: from the journal
+            assert await call("charge", 5, "order-5") == (False, "charged 5")
+    finally:
+        stop(process)
+    assert effects(folder) == ["charge 5"]
+
+
+def _state(pid: int) -> str:
+    """The process's state letter (``Z``: it exited, its parent has not reaped it)."""
+    with contextlib.suppress(OSError):
+        return (Path(f"/proc/{pid}") / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    return "Z"

@@ -84,7 +84,8 @@ async def test_a_call_started_on_one_replica_is_finished_on_the_other(
     )
     assert finished == (False, "charged 7")
     assert again == (False, "reserved 3")
-    assert effects(folder) == ["charge 1", "charge 7", "charge 5", "reserve 3", "reserve 3"]
+    # charge 5 and reserve 3 ran at once (their lines in either order); reserve 3 ran again
+    assert sorted(effects(folder)) == ["charge 1", "charge 5", "charge 7", "reserve 3", "reserve 3"]
 
 
 async def test_an_approval_pending_on_a_dead_replica_is_answered_on_the_other(
