@@ -7,6 +7,7 @@ and ``unsubscribe`` (2025-11-25) and the URIs of each ``subscriptions/listen`` s
 (2026-07-28) are written to the journal, which the tool ``journal`` returns (once it has
 ``at_least`` lines: what a client's disconnection ends comes after it has gone); the tool
 ``touch`` announces an update of a URI to who subscribed to it, in either era.
+A subscription to ``feed://topics/secret`` is refused (at 2025-11-25).
 ``--no-subscribe`` serves the same without declaring ``subscribe``.
 """
 
@@ -20,6 +21,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
 
 journal: list[str] = []
 written = anyio.Event()
@@ -87,6 +89,8 @@ async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> An
 
 
 async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    if str(params.uri) == "feed://topics/secret":
+        raise MCPError(types.INVALID_PARAMS, "feed://topics/secret is not for subscribing")
     write(f"subscribe {params.uri}")
     sessions.setdefault(str(params.uri), []).append(ctx.session)
     return types.EmptyResult()

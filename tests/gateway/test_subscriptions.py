@@ -18,6 +18,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client as SdkClient
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
 from harness import Host
@@ -152,3 +153,24 @@ async def test_an_upstream_without_subscribe_is_answered_as_the_local_registry_i
         assert await journal(host) == "empty"
     assert isinstance(news, types.TextResourceContents)
     assert news.text == "feed://news now"
+
+
+async def test_a_subscription_the_upstream_refuses_fails_downstream_saying_so(
+    tmp_path: Path,
+) -> None:
+    async with Host(write_config(tmp_path, [entry("2025-11-25")])) as host:
+        surface = McpSurface(host.ctx)
+        surface.attach()
+        async with SdkClient(surface.server, mode="legacy") as client:
+            with anyio.fail_after(30):
+                with pytest.raises(MCPError) as refused:
+                    await subscribe(client, "feed://topics/secret")
+                await subscribe(client, "feed://topics/ada")  # the next one is not refused
+        assert await journal(host, 2) == (
+            "subscribe feed://topics/ada | unsubscribe feed://topics/ada"
+        )
+        assert host.ctx.resources.subscriptions.counts == {}
+    assert refused.value.error.message == (
+        "MCP server 'up' answered subscribing to 'feed://topics/secret' with an error: "
+        "feed://topics/secret is not for subscribing"
+    )
