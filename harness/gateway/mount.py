@@ -36,6 +36,7 @@ from .schema import (
     output_schema,
     upstream_icons,
 )
+from .tasks import CreatedTask, follow, runs_as_task, support
 from .upstream import Connection
 
 
@@ -57,6 +58,8 @@ class Mount:
         self.callers = Callers(connection.label, config.elicitation)
         self.also: list[str] = []
         """Other problems of the entry (its resources and prompts)."""
+        self.tasks: dict[str, str] = {}
+        """Upstream tool → ``optional`` or ``required``: the server runs it as a task."""
 
     # -- the registry ----------------------------------------------------------------------
 
@@ -151,6 +154,11 @@ class Mount:
             self.notes[name] = note
             self.ctx.logger.warning("%s: %s", self.connection.label, note)
         execute = partial(self.call, name, tool.name)
+        task = support(self.connection.client, tool)
+        if task is None:
+            self.tasks.pop(tool.name, None)
+        else:
+            self.tasks[tool.name] = task
 
         def bind(args: Any, ctx: CallContext | None = None) -> Callable[[], Any]:
             check(args)
@@ -172,6 +180,7 @@ class Mount:
             icons=upstream_icons(tool, self.config.max_schema_bytes),
             title=tool.title,
             meta=self._meta(name, tool),
+            task=task,
         )
 
     def _meta(self, name: str, tool: types.Tool) -> dict[str, Any] | None:
@@ -211,11 +220,14 @@ class Mount:
         call: CallContext | None = None,
     ) -> Reply | Invalid:
         declared, level = _declared(call), _level(call)
+        support = self.tasks.get(upstream)
+        # A task upstream for a call that is a task here, or for a tool only run as one.
+        as_task = support == "required" or (support is not None and runs_as_task(call))
 
         async def send(
             responses: dict[str, Any] | None, state: str | None
         ) -> types.CallToolResult | types.InputRequiredResult:
-            return await self.connection.call(
+            answer = await self.connection.call(
                 upstream,
                 args,
                 progress,
@@ -223,7 +235,14 @@ class Mount:
                 state=state,
                 declared=declared,
                 level=level,
+                task=as_task,
             )
+            if isinstance(answer, CreatedTask):
+                client = self.connection.client
+                if client is None:
+                    raise Unavailable(f"{self.connection.label} closed the connection")
+                return await follow(client, answer, call, upstream)
+            return answer
 
         try:
             result = await through(call, upstream, send)

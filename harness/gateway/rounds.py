@@ -29,7 +29,7 @@ from ..tools.call_context import CallContext
 from ..tools.inputs import Answer, AskInput, Input, Root, RootsInput, Sampled, SampleInput
 from .results import UpstreamToolError
 
-__all__ = ["MAX_ROUNDS", "Send", "through"]
+__all__ = ["MAX_ROUNDS", "Send", "answers_of", "through"]
 
 MAX_ROUNDS = 16
 """Input rounds one upstream call may take (a server that asks forever cannot hang harness)."""
@@ -78,16 +78,17 @@ async def through(call: CallContext | None, tool: str, send: Send[R]) -> R:
             responses = None
             await anyio.sleep(WAIT)
             continue
-        responses = await _answers(call, tool, wanted, state)
+        responses = await answers_of(call, tool, wanted, state)
     raise UpstreamToolError(
         f"the server asked for input more than {MAX_ROUNDS} times in one call; harness gave up"
     )
 
 
-async def _answers(
+async def answers_of(
     call: CallContext | None, tool: str, wanted: Mapping[str, dict[str, Any]], state: str | None
 ) -> dict[str, Any]:
-    """The answers to one upstream round, by the upstream's keys, as the wire's JSON."""
+    """The answers to one upstream round (an ``InputRequiredResult``'s, or an
+    ``input_required`` task's), by the upstream's keys, as the wire's JSON."""
     answers: dict[str, Any] = {}
     inputs: dict[str, Input] = {}
     for key, wire in wanted.items():

@@ -41,9 +41,10 @@ from .handshake import LISTEN_WAIT, connect, follow_changes
 from .http import CALL_REFUSAL, Refusal
 from .primitives import Listed, list_primitives
 from .stdio import UNREADABLE_CODE
+from .tasks import CreatedTask, TasksExtension
 from .tokens import TokenRecord
 from .transport import Transport
-from .watch import CALLER_CAPABILITIES, StampedWrites, WatchedStream
+from .watch import CALLER_CAPABILITIES, CALLER_TASKS, StampedWrites, WatchedStream
 
 LIST_PAGES = 100
 """tools/list pages read at most (a server that paginates forever cannot hang harness)."""
@@ -123,6 +124,7 @@ class Connection:
                     list_roots_callback=self._on_roots,
                     logging_callback=self._on_log,
                     client_info=types.Implementation(name="harness", version=_version()),
+                    extensions=[TasksExtension()],
                 ) as client:
                     self.client = client
                     self.protocol = client.protocol_version
@@ -226,12 +228,14 @@ class Connection:
         state: str | None = None,
         declared: frozenset[str] | None = None,
         level: str | None = None,
-    ) -> types.CallToolResult | types.InputRequiredResult:
+        task: bool = False,
+    ) -> types.CallToolResult | types.InputRequiredResult | CreatedTask:
         """Call upstream tool ``name`` (its progress to ``progress``), with the answers and
         state of an input round (:mod:`.rounds`); ``declared`` narrows the capabilities a
         2026-07-28 request says its client has to the caller's, and ``level`` is the least
-        severe log it asks for (None: none). An ``InputRequiredResult`` is returned, not
-        answered. Raise :class:`Unavailable` when not connected."""
+        severe log it asks for (None: none); ``task`` declares the tasks extension, so the
+        server may answer with a task (:mod:`.tasks`). An ``InputRequiredResult`` is
+        returned, not answered. Raise :class:`Unavailable` when not connected."""
         client = self.client
         if client is None:
             raise Unavailable(f"{self.label} is not connected: {self.failure or 'starting'}")
@@ -240,10 +244,12 @@ class Connection:
             meta[CALLER_CAPABILITIES] = sorted(declared)
         if level is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             meta[LOG_LEVEL_META_KEY] = level  # 2026-07-28 logs are asked for per request
+        if task:
+            meta[CALLER_TASKS] = True
         refused = Refusal()
         mine = CALL_REFUSAL.set(refused)
         try:
-            return await client.session.call_tool(
+            answer = await client.session.call_tool(
                 name,
                 args,
                 progress_callback=progress,
@@ -251,7 +257,12 @@ class Connection:
                 request_state=state,
                 meta=meta or None,  # type: ignore[arg-type]
                 allow_input_required=True,
+                allow_claimed=task,
             )
+            if isinstance(answer, CreatedTask):
+                return answer
+            assert isinstance(answer, types.CallToolResult | types.InputRequiredResult)
+            return answer  # the only claim is CreatedTask's
         except MCPError as exc:
             cut = cut_reason(exc.error.message)
             if cut is not None:

@@ -6,7 +6,8 @@ side notices the end of the stream, turns ``tools/list_changed`` into the connec
 coalesced re-list, and passes at most ``max_notifications`` other notifications a second
 (the rest are dropped and counted). The write side (:class:`StampedWrites`) narrows the
 capabilities a 2026-07-28 request declares (its ``_meta``) to those of the caller it is
-made for, so the server asks the caller only for what the caller can give.
+made for, so the server asks the caller only for what the caller can give, and declares
+the tasks extension only in a call made as a task.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ CALLER_CAPABILITIES = "harness/caller-capabilities"
 """The ``_meta`` key (never sent) by which a call names its caller's declared input
 capabilities (``elicitation``, ``sampling``, ``roots``) to :class:`StampedWrites`."""
 _INPUTS = ("elicitation", "sampling", "roots")
+CALLER_TASKS = "harness/as-task"
+"""The ``_meta`` key (never sent) of a call made as a task: only its request declares the
+tasks extension (:mod:`.tasks`)."""
+_TASKS = "io.modelcontextprotocol/tasks"
 
 _LIST_CHANGES = frozenset(
     f"notifications/{kind}/list_changed" for kind in ("tools", "resources", "prompts")
@@ -116,15 +121,25 @@ class StampedWrites:
         message = item.message if isinstance(item, SessionMessage) else None
         params = message.params if isinstance(message, types.JSONRPCRequest) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(meta, dict) and CALLER_CAPABILITIES in meta:
-            declared = set(meta.pop(CALLER_CAPABILITIES) or ())
+        if isinstance(meta, dict):
+            named = meta.pop(CALLER_CAPABILITIES, None)  # None: not a caller's request
+            declared = set(_INPUTS if named is None else named)
+            tasks = bool(meta.pop(CALLER_TASKS, False))
             capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY)
             if isinstance(capabilities, dict):
-                meta[CLIENT_CAPABILITIES_META_KEY] = {
+                narrowed = {
                     key: value
                     for key, value in capabilities.items()
                     if key not in _INPUTS or key in declared
                 }
+                extensions = narrowed.get("extensions")
+                if isinstance(extensions, dict) and _TASKS in extensions and not tasks:
+                    rest = {key: value for key, value in extensions.items() if key != _TASKS}
+                    if rest:
+                        narrowed["extensions"] = rest
+                    else:
+                        del narrowed["extensions"]
+                meta[CLIENT_CAPABILITIES_META_KEY] = narrowed
         await self.inner.send(item)
 
     async def aclose(self) -> None:

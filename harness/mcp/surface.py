@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import weakref
 from collections.abc import Sequence
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import anyio
 import mcp_types as types
@@ -270,12 +270,18 @@ class McpSurface:
         :func:`harness.cli.serve_host.protocol_stdout`) until the client disconnects."""
         from mcp.server.stdio import stdio_server
 
+        from .stdin_lines import StdinLines, claimed_stdin
+
         stdout = None
         if wire is not None:
             text = io.TextIOWrapper(wire, encoding="utf-8", newline="\n", write_through=True)
             stdout = anyio.wrap_file(text)
-        async with stdio_server(stdout=stdout) as (read, write):
-            await self.server.run(read, write, self.server.create_initialization_options())
+        # stdin read so that a stop (SIGTERM) can cancel the read: the SDK reads it in a
+        # thread, which nothing cancels while the client keeps stdin open
+        with claimed_stdin() as fd:
+            lines = cast("anyio.AsyncFile[str]", StdinLines(fd))
+            async with stdio_server(stdin=lines, stdout=stdout) as (read, write):
+                await self.server.run(read, write, self.server.create_initialization_options())
 
     def http_app(
         self,

@@ -18,7 +18,8 @@ timeouts, journal). The client then polls:
 Each answers an empty ``{resultType: "complete"}``. A task unknown here, or past its
 ``ttlMs``, is -32602; a client that did not declare the extension gets -32021 for these
 methods, and for a call of a ``required`` tool. The body's progress and log entries become
-the task's ``statusMessage``. A tool defined ``ask_first`` asks its first inputs through
+the task's ``statusMessage``. At most :data:`MAX_TASKS` tasks not yet expired are kept; past
+that a task call is refused (-32603). A tool defined ``ask_first`` asks its first inputs through
 input rounds (:mod:`.rounds`), and the round that answers them starts the task with those
 answers recorded (:meth:`McpTasks.start`). :meth:`McpTasks.listing` and
 :meth:`McpTasks.cancel` are the console's view (``GET /api/tasks``). An ``Mcp-Name`` header
@@ -67,6 +68,10 @@ TTL_MS = 3_600_000
 """How long a task is kept (from its creation), in milliseconds: an hour."""
 POLL_MS = 500
 """The poll interval suggested to clients, in milliseconds."""
+MAX_TASKS = 1000
+"""How many tasks not yet expired (running or ended: each is kept ``ttlMs``) are kept at
+once, by default (:attr:`McpTasks.limit`): in this process's memory, or with a store across
+the replicas sharing it. Past it, a task tool's call is refused (-32603) and does not run."""
 TERMINAL = ("completed", "failed", "cancelled")
 FAILED = frozenset({"internal", "invalid_output", "interrupted"})
 """Result codes that mean the host could not finish the call: the task ``failed``."""
@@ -81,8 +86,14 @@ class TaskBoard(Protocol):
     a task is a dict of its row (``id``, ``tool``, ``status``, ``created_at``...)."""
 
     async def create(
-        self, id: str, tool: str, client: str | None, at: float, ttl_ms: int
-    ) -> None: ...
+        self,
+        id: str,
+        tool: str,
+        client: str | None,
+        at: float,
+        ttl_ms: int,
+        limit: int | None = ...,
+    ) -> bool: ...
     async def save(
         self, id: str, status: str | None, message: str | None, result: Any = ..., error: Any = ...
     ) -> bool: ...
@@ -236,6 +247,8 @@ class McpTasks:
         self.root = root
         self.tasks: dict[str, Task] = {}
         """Without a store, every task; with one, those whose body runs here."""
+        self.limit = MAX_TASKS
+        """How many tasks not yet expired are kept at once (:data:`MAX_TASKS`)."""
         self._watching = False
 
     def install(self, server: Any) -> None:
@@ -280,9 +293,14 @@ class McpTasks:
         self._purge()
         board = self.board()
         task = Task(call.name, board=board)
-        if board is not None:
+        if board is None:
+            if sum(task.board is None for task in self.tasks.values()) >= self.limit:
+                raise self._full(call)
+        else:
             try:
-                await board.create(task.id, task.tool, client.id, task.created_at, task.ttl_ms)
+                created = await board.create(
+                    task.id, task.tool, client.id, task.created_at, task.ttl_ms, self.limit
+                )
             except Exception as exc:
                 _log.exception("the store could not keep a task of %s", call.name)
                 raise MCPError(
@@ -290,6 +308,8 @@ class McpTasks:
                     f"the store could not keep a task of {call.name} ({type(exc).__name__}: "
                     f"{exc}); the call did not run: try again, or check the store",
                 ) from None
+            if not created:
+                raise self._full(call)
         self.tasks[task.id] = task
         ctx = CallContext(call, "mcp", TaskClient(task, client, self), recorded=recorded)
         ctx.carried = carried
@@ -298,6 +318,17 @@ class McpTasks:
             self._watching = True
             self.root.start_soon(self._watch)
         return {"resultType": "task", **task.envelope()}
+
+    def _full(self, call: ToolCall) -> MCPError:
+        """The error of a task call past :attr:`limit`."""
+        minutes = TTL_MS // 60_000
+        return MCPError(
+            INTERNAL_ERROR,
+            f"tool {call.name} was not run: this server keeps at most {self.limit} tasks and "
+            f"has that many not yet expired (each is kept {minutes} minutes from its "
+            "creation); try again later",
+            {"maxTasks": self.limit},
+        )
 
     async def _run(self, task: Task, call: ToolCall) -> None:
         result: ToolResult | None = None

@@ -11,7 +11,8 @@ capability the 2026-07-28 client did not declare.
 
 A call of a task tool from a 2026-07-28 client that declared the tasks extension is a task
 (:mod:`.tasks`) at once; one of an ``ask_first`` tool runs here until a round brings the
-answers to its body's inputs, and that round is its task.
+answers to its body's inputs, and that round is its task: only a round this server asked
+(its sealed ``requestState``), so answers sent without one are not taken.
 """
 
 from __future__ import annotations
@@ -121,7 +122,14 @@ class ToolCalls:
             tool = self.root.tools.get(call.name)
             if tool is not None and tool.task is not None:
                 if tasks.declared(client.capabilities):
-                    if not tool.ask_first or answers_its_inputs(recorded):
+                    if not tool.ask_first:
+                        return await tasks.start(call, client, recorded, carried)
+                    # only a round this server asked (its sealed state, opened above) starts
+                    # an ask_first task: answers sent unasked are not taken, so the first
+                    # round asks (the approval, then the body's questions)
+                    if getattr(params, "request_state", None) is None:
+                        recorded = []
+                    elif answers_its_inputs(recorded):
                         return await tasks.start(call, client, recorded, carried)
                 elif tool.task == "required":
                     raise tasks.missing(f"tool {call.name} (it runs as a task only)")

@@ -116,6 +116,13 @@ class Database:
         values = (key, self.owner)
         await self.run(lambda connection: connection.execute(update, values))
 
+    async def forget(self, key: str) -> None:
+        """Drop this owner's started run of ``key``: it ended a round asking for input, so
+        the next round runs the call as new."""
+        delete = self.sql("DELETE FROM journal WHERE key = ? AND owner = ? AND state = 'started'")
+        values = (key, self.owner)
+        await self.run(lambda connection: connection.execute(delete, values))
+
     async def settle(self, key: str, gone: str, result: str | None) -> bool:
         """Resolve ``key``, started by the owner ``gone`` that is dead: done with ``result``,
         or (None) taken over by this owner to run again. False when another process

@@ -10,6 +10,9 @@ result after. A repeat of the key is answered from its row:
 - ``started`` by a process that died (a restart, ``kill -9``, a graceful stop), or whose
   run was cancelled inside stage 2: ``interrupted``, recorded as the key's result, unless
   the tool is ``idempotent``, whose call this repeat runs again.
+
+A run that ends a round asking for input (an MCP 2026-07-28 ``InputRequiredResult``) leaves
+no row: the next round, which brings the answers, runs the call under the key.
 """
 
 from __future__ import annotations
@@ -110,11 +113,15 @@ class Journal:
         return True
 
     async def record(self, call: ToolCall, key: str, result: ToolResult | None) -> None:
-        """Record the end of this process's run of ``key``: ``result``, or (None) cut off."""
+        """Record the end of this process's run of ``key``: ``result``, or (None) cut off.
+        A round that ends asking for input (``approval_pending``: its answers come with the
+        next request, which runs the call again) is no answer of the key: it is forgotten."""
         done = self._running.get(key)
         with anyio.CancelScope(shield=True):
             try:
-                if result is None:
+                if result is not None and result.code == "approval_pending":
+                    await self.database.forget(key)
+                elif result is None:
                     if not self.stopping():
                         await self.database.release(key)
                     # else left to this process, as a kill -9 leaves it: a paused program's

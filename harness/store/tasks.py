@@ -8,7 +8,8 @@ cancel sets ``cancelled`` and ``cancel_requested``; the owner sees both by watch
 running tasks' rows (:meth:`StoredTasks.watch`) and delivers them to the body. A row whose
 status is not terminal while its owner is dead (``kill -9``, a restart) is answered
 ``failed`` with the ``interrupted`` message, and recorded so by whichever process sees it
-first. A row past its ``expires_at`` is gone (removed when a task is created).
+first. A row past its ``expires_at`` is gone (removed when a task is created). A task is
+created only while the store keeps fewer than the MCP side's limit.
 
 Writes that merge JSON into a column (input requests and answers) compare the column with
 what they read in the same statement and try again when another process changed it first.
@@ -88,14 +89,34 @@ class StoredTasks:
 
     # -- the owner's writes ----------------------------------------------------------------
 
-    async def create(self, id: str, tool: str, client: str | None, at: float, ttl_ms: int) -> None:
-        """Record a new ``working`` task run by this process (and forget expired ones)."""
+    async def create(
+        self,
+        id: str,
+        tool: str,
+        client: str | None,
+        at: float,
+        ttl_ms: int,
+        limit: int | None = None,
+    ) -> bool:
+        """Record a new ``working`` task run by this process (and forget expired ones);
+        False, recording nothing, when the store keeps ``limit`` tasks already (None: no
+        limit; on
+        PostgreSQL, replicas creating tasks at the same moment may pass it by a few)."""
         await self.purge()
-        await self._write(
+        count = self.database.sql("SELECT COUNT(*) FROM tasks")
+        insert = self.database.sql(
             f"INSERT INTO tasks ({COLUMNS}) VALUES "
-            "(?, ?, 'working', ?, ?, ?, ?, ?, ?, 0, NULL, NULL, NULL, NULL, NULL)",
-            (id, tool, self.owner, client, at, at, ttl_ms, at + ttl_ms / 1000),
+            "(?, ?, 'working', ?, ?, ?, ?, ?, ?, 0, NULL, NULL, NULL, NULL, NULL)"
         )
+        values = (id, tool, self.owner, client, at, at, ttl_ms, at + ttl_ms / 1000)
+
+        def create(connection: Any) -> bool:
+            if limit is not None and connection.execute(count).fetchone()[0] >= limit:
+                return False
+            connection.execute(insert, values)
+            return True
+
+        return await self.database.run(create)
 
     async def save(
         self,

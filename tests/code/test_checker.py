@@ -132,18 +132,30 @@ async def test_a_tool_added_or_removed_is_in_the_next_check(host: Host) -> None:
 
 
 async def test_programs_sleep_on_the_program_s_clock(tmp_path: Path) -> None:
+    """Both sleeps sleep (a lower bound only: load makes a run slower, never faster), and
+    gathered sleeps overlap: both coroutines start before either ends (their order, not a
+    stopwatch, shows it)."""
     async with Host(project(tmp_path, "{timeout: 3, max_calls: 50}")) as host:
         began = time.perf_counter()
         result = await run(
             host,
             "import asyncio\nimport time\ntime.sleep(0.05)\n"
             "await asyncio.sleep(0.05, 'ignored')\n"
-            "await asyncio.gather(asyncio.sleep(0.4), asyncio.sleep(0.4), add(a=1, b=2))",
+            "order = []\n"
+            "async def nap(label):\n"
+            "    order.append(label + ' starts')\n"
+            "    await asyncio.sleep(0.4)\n"
+            "    order.append(label + ' ends')\n"
+            "    return label\n"
+            "[await asyncio.gather(nap('a'), nap('b'), add(a=1, b=2)), order]",
         )
         took = time.perf_counter() - began
         assert result.ok, result.error
-        assert result.result["value"] == [None, None, 3]
-        assert 0.5 <= took < 0.85  # the two gathered sleeps overlap
+        gathered, order = result.result["value"]
+        assert gathered == ["a", "b", 3]
+        assert sorted(order[:2]) == ["a starts", "b starts"], order  # overlapping, not in turn
+        assert sorted(order[2:]) == ["a ends", "b ends"], order
+        assert took >= 0.5
         slept = await run(host, "import asyncio\nawait asyncio.sleep(60)")
         assert slept.code == "timeout"
         assert slept.error == "Tool run_code timed out after 3 seconds"

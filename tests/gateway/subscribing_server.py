@@ -6,12 +6,15 @@ It serves ``feed://news`` and the template ``feed://topics/{name}``; ``resources
 and ``unsubscribe`` (2025-11-25) and the URIs of each ``subscriptions/listen`` stream
 (2026-07-28) are written to the journal, which the tool ``journal`` returns (once it has
 ``at_least`` lines: what a client's disconnection ends comes after it has gone); the tool
-``touch`` announces an update of a URI to who subscribed to it, in either era.
+``touch`` announces an update of a URI to who subscribed to it, in either era, and
+``crash`` exits.
+A subscription to ``feed://topics/secret`` is refused (at 2025-11-25).
 ``--no-subscribe`` serves the same without declaring ``subscribe``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -20,6 +23,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
 
 journal: list[str] = []
 written = anyio.Event()
@@ -33,6 +37,11 @@ TOOLS = [
         name="touch",
         description="Announce an update of a resource.",
         input_schema={"type": "object", "properties": {"uri": {"type": "string"}}},
+    ),
+    types.Tool(
+        name="crash",
+        description="Exit at once, as a crash does.",
+        input_schema={"type": "object"},
     ),
     types.Tool(
         name="journal",
@@ -58,6 +67,8 @@ async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
 
 
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    if params.name == "crash":
+        os._exit(3)
     if params.name == "journal":
         while len(journal) < int((params.arguments or {}).get("at_least", 0)):
             await written.wait()
@@ -87,6 +98,8 @@ async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> An
 
 
 async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    if str(params.uri) == "feed://topics/secret":
+        raise MCPError(types.INVALID_PARAMS, "feed://topics/secret is not for subscribing")
     write(f"subscribe {params.uri}")
     sessions.setdefault(str(params.uri), []).append(ctx.session)
     return types.EmptyResult()

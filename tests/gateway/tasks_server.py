@@ -9,6 +9,13 @@ as a task and answers with a ``CreateTaskResult`` (``resultType: "task"``), whos
 it must.
 ``TASKS_MARK`` (a file) gets ``ran square N`` per run of the tool and ``task ID`` or
 ``sync square`` per call, for the tests to read.
+
+It lists ``square``, ``confirm`` and ``wait`` with ``execution.taskSupport: optional`` (a
+middleware adds it: ``MCPServer`` has no such option). As tasks, ``confirm`` is
+``input_required`` with one form (``sure``) until ``tasks/update`` answers it, then
+completed with the answer; ``wait`` works until ``tasks/cancel`` (marked ``update ID
+ACTION``, ``polled ID`` on its first poll while working, and ``cancel ID``). Called at
+once, ``confirm`` and ``wait`` answer at once.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ def mark(line: str) -> None:
 
 class TaskParams(RequestParams):
     taskId: str  # the wire name
+    inputResponses: dict[str, Any] | None = None
 
 
 class Tasks(Extension):
@@ -51,7 +59,11 @@ class Tasks(Extension):
         self.finished: dict[str, dict[str, Any]] = {}
 
     def methods(self) -> list[MethodBinding]:
-        return [MethodBinding("tasks/get", TaskParams, self.get)]
+        return [
+            MethodBinding("tasks/get", TaskParams, self.get),
+            MethodBinding("tasks/update", TaskParams, self.update),
+            MethodBinding("tasks/cancel", TaskParams, self.cancel),
+        ]
 
     async def intercept_tool_call(
         self,
@@ -65,6 +77,13 @@ class Tasks(Extension):
             return await call_next(ctx)
         task = f"task-{len(self.finished) + 1}"
         mark(f"task {task}")
+        if params.name != "square":  # still running: input_required, or working
+            self.finished[task] = _task(
+                task, "input_required" if params.name == "confirm" else "working"
+            )
+            if params.name == "confirm":
+                self.finished[task]["inputRequests"] = {"sure": SURE}
+            return {"resultType": "task", **self.finished[task]}
         # The work runs before the task is reported (a finished task: no polling needed).
         done = await call_next(ctx)
         assert isinstance(done, BaseModel)
@@ -82,7 +101,60 @@ class Tasks(Extension):
         return {"resultType": "task", **summary}
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-        return {"resultType": "complete", **self.finished[params.taskId]}
+        task = self.finished[params.taskId]
+        if task["status"] == "working" and not task.get("polled"):
+            task["polled"] = True  # not a Task field: the SDK's client ignores it
+            mark(f"polled {params.taskId}")
+        return {"resultType": "complete", **task}
+
+    async def update(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskParams
+    ) -> HandlerResult:
+        answer = (params.inputResponses or {}).get("sure") or {}
+        mark(f"update {params.taskId} {answer.get('action')}")
+        task = self.finished[params.taskId]
+        task.pop("inputRequests", None)
+        text = f"{answer.get('action')}: {answer.get('content')}"
+        task.update(status="completed", result={"content": [{"type": "text", "text": text}]})
+        return {"resultType": "complete"}
+
+    async def cancel(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskParams
+    ) -> HandlerResult:
+        mark(f"cancel {params.taskId}")
+        self.finished[params.taskId].update(status="cancelled")
+        return {"resultType": "complete"}
+
+
+SURE = {
+    "method": "elicitation/create",
+    "params": {
+        "mode": "form",
+        "message": "Sure?",
+        "requestedSchema": {"type": "object", "properties": {"sure": {"type": "boolean"}}},
+    },
+}
+
+
+def _task(task: str, status: str) -> dict[str, Any]:
+    now = datetime.now(UTC).isoformat()
+    return {
+        "taskId": task,
+        "status": status,
+        "createdAt": now,
+        "lastUpdatedAt": now,
+        "ttlMs": 60_000,
+        "pollIntervalMs": 50,
+    }
+
+
+async def task_support(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """List every tool with ``execution.taskSupport: optional``."""
+    result = await call_next(ctx)  # the wire's JSON
+    if ctx.method == "tools/list" and isinstance(result, dict):
+        for tool in result.get("tools", []):
+            tool["execution"] = {"taskSupport": "optional"}
+    return result
 
 
 def _opted_in(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> bool:
@@ -93,7 +165,11 @@ def _opted_in(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
     return isinstance(requested, dict) and TASKS in (requested.get("extensions") or {})
 
 
-server = MCPServer("tasks-upstream", extensions=[Tasks({"square"})])
+server = MCPServer(
+    "tasks-upstream",
+    extensions=[Tasks({"square", "confirm", "wait"})],
+    middleware=[task_support],
+)
 
 
 class Squared(BaseModel):
@@ -105,6 +181,16 @@ class Squared(BaseModel):
 def square(n: int) -> Squared:
     mark(f"ran square {n}")
     return Squared(n=n, square=n * n)
+
+
+@server.tool(description="Ask whether the caller is sure (a task, for a client that opted in).")
+def confirm() -> str:
+    return "asked nobody"
+
+
+@server.tool(description="Wait until cancelled (a task, for a client that opted in).")
+def wait() -> str:
+    return "waited for nothing"
 
 
 if __name__ == "__main__":

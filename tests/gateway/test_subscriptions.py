@@ -5,7 +5,8 @@ over stdio) at either era; downstream, real SDK clients subscribe through harnes
 surface (``resources/subscribe`` at 2025-11-25, a ``subscriptions/listen`` stream at
 2026-07-28). The upstream is subscribed once per URI however many clients subscribe, and
 unsubscribed when the last leaves or disconnects; its updates reach the clients subscribed
-to that URI and no other.
+to that URI and no other. A refused subscription fails downstream; a restarted upstream is
+subscribed again to what the clients still follow.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client as SdkClient
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
 from harness import Host
+from harness.fiber import FiberState
 from harness.mcp import McpSurface
 
-from .conftest import write_config
+from .conftest import Watch, fiber_of, write_config
 
 pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).with_name("subscribing_server.py")
@@ -152,3 +155,47 @@ async def test_an_upstream_without_subscribe_is_answered_as_the_local_registry_i
         assert await journal(host) == "empty"
     assert isinstance(news, types.TextResourceContents)
     assert news.text == "feed://news now"
+
+
+async def test_a_subscription_the_upstream_refuses_fails_downstream_saying_so(
+    tmp_path: Path,
+) -> None:
+    async with Host(write_config(tmp_path, [entry("2025-11-25")])) as host:
+        surface = McpSurface(host.ctx)
+        surface.attach()
+        async with SdkClient(surface.server, mode="legacy") as client:
+            with anyio.fail_after(30):
+                with pytest.raises(MCPError) as refused:
+                    await subscribe(client, "feed://topics/secret")
+                await subscribe(client, "feed://topics/ada")  # the next one is not refused
+        assert await journal(host, 2) == (
+            "subscribe feed://topics/ada | unsubscribe feed://topics/ada"
+        )
+        assert host.ctx.resources.subscriptions.counts == {}
+    assert refused.value.error.message == (
+        "MCP server 'up' answered subscribing to 'feed://topics/secret' with an error: "
+        "feed://topics/secret is not for subscribing"
+    )
+
+
+async def test_after_the_upstream_restarts_harness_subscribes_again(tmp_path: Path) -> None:
+    config = entry("2025-11-25")
+    config["config"]["restart_delay"] = 0.05
+    async with Host(write_config(tmp_path, [config])) as host:
+        watch = Watch(host)
+        fiber = fiber_of(host, "up")
+        surface = McpSurface(host.ctx)
+        surface.attach()
+        heard = Updates()
+        async with SdkClient(surface.server, mode="legacy", message_handler=heard) as client:
+            with anyio.fail_after(30):
+                await subscribe(client, "feed://news")
+                assert await journal(host) == "subscribe feed://news"
+                crashed = await host.tools.execute({"id": "c", "name": "up_crash", "args": {}})
+                assert crashed.code == "tool_error"
+                await watch.until(lambda: fiber.state is FiberState.FAILED)
+                await watch.until(lambda: "up_journal" in host.tools.list())
+                # a new server process: its journal is new, and harness subscribed again
+                assert await journal(host, 1) == "subscribe feed://news"
+                await touch(host, "feed://news")
+                await heard.until("feed://news")

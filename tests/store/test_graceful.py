@@ -305,8 +305,7 @@ def served_for(config: Path) -> int:
 async def test_an_approval_pending_when_harness_mcp_is_stopped_is_asked_again(
     tmp_path: Path,
 ) -> None:
-    # SIGTERM, then its client leaves (over stdio, harness mcp ends once its stdin closes:
-    # the SDK reads stdin in a thread that a signal does not interrupt)
+    # SIGTERM while its client is connected (tests/mcp/test_stdin.py: it ends by itself)
     folder = charge_project(tmp_path, ask=True)
     config = folder / "cordis.yml"
     person = Waiting()

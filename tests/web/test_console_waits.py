@@ -74,7 +74,8 @@ async def test_with_no_page_open_the_call_is_denied_at_once_saying_how_to_approv
         "Tool denied: the policy asks before echo runs (rule 'echo') (nobody can answer its "
         "approval: the caller cannot ask a person and no console page is open; " + HOW + ")"
     )
-    assert took < 1.0, took
+    # at once, not after the 5 s a closing page is given (GRACE): loose, for a loaded machine
+    assert took < 4.0, took
 
 
 async def test_with_a_page_open_the_call_waits_and_the_page_answers(served: Served) -> None:
