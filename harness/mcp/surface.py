@@ -37,7 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..context import Context
-from ..errors import HarnessError
+from ..errors import AccessDenied, HarnessError
 from ..service import unwrap
 from ..tools.seal import CallSeal
 from ..tools.service import ToolsService
@@ -50,7 +50,7 @@ from .http.fast_path import FastCalls, sdk_mirrored
 from .http.limits import HttpLimits
 from .http.transport import serve_app, streamable_app
 from .paging import page
-from .primitives import Primitives
+from .primitives import DENIED, Primitives
 from .rounds import Rounds
 from .tasks import McpTasks
 from .tool_calls import ToolCalls
@@ -225,6 +225,8 @@ class McpSurface:
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         try:
             await self.changes.subscribe(connection_of(ctx.session), str(params.uri))
+        except AccessDenied as exc:
+            raise MCPError(DENIED, str(exc)) from None
         except HarnessError as exc:
             raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
         return types.EmptyResult()
@@ -246,6 +248,8 @@ class McpSurface:
             for uri in uris:
                 try:
                     await self.changes.watch(uri)
+                except AccessDenied as exc:
+                    raise MCPError(DENIED, str(exc)) from None
                 except HarnessError as exc:
                     raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
                 watched.append(uri)

@@ -133,8 +133,11 @@ class ResourcesService(Registry[ResourceDefinition], Service):
         self._bus.emit("resources/updated", uri)
 
     async def subscribe(self, uri: str) -> None:
-        """A client subscribed to ``uri`` (see :mod:`.subscriptions`); raises what the
+        """A client subscribed to ``uri`` (see :mod:`.subscriptions`); raises
+        :class:`~harness.errors.AccessDenied` when the policy refuses reading it (a
+        subscription tells when it changes, so it is judged as a read), or what the
         resource's ``watch`` raised when it could not subscribe."""
+        await admit(self.ctx, Access("resource", uri), "resources/pre-read")
         await self.subscriptions.subscribe(uri)
 
     async def unsubscribe(self, uri: str) -> None:

@@ -104,6 +104,29 @@ async def test_a_refused_read_is_an_error_that_begins_denied(tmp_path: Path, mod
 
 
 @pytest.mark.filterwarnings("ignore:resources/:mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_refused_uri_cannot_be_subscribed_to_in_either_era(tmp_path: Path) -> None:
+    """A subscription tells when a resource changes: the policy judges it as a read, so a
+    client the policy refuses a URI learns nothing of it."""
+    policy = "{ default: deny, rules: { 'resource:docs://readme': allow } }"
+    async with Host(docs_project(tmp_path, policy=policy)) as host:
+        surface = McpSurface(host.ctx)
+        resources = host.ctx.resources
+        async with Client(surface.server, mode="legacy") as client:
+            await client.session.subscribe_resource("docs://readme")
+            with pytest.raises(MCPError) as handshake:
+                await client.session.subscribe_resource("docs://logo")
+        async with Client(surface.server) as client:
+            with pytest.raises(MCPError) as listened:
+                async with client.listen(resource_subscriptions=["docs://logo"]):
+                    pass
+        watched = dict(resources.subscriptions.counts)
+    expected = "denied: the policy forbids resource:docs://logo (the default rule)"
+    assert (handshake.value.code, handshake.value.message) == (-32003, expected)
+    assert (listened.value.code, listened.value.message) == (-32003, expected)
+    assert watched == {}  # nothing was counted for it, nor left behind
+
+
+@pytest.mark.filterwarnings("ignore:resources/:mcp.shared.exceptions.MCPDeprecationWarning")
 async def test_subscribe_update_unsubscribe_on_the_handshake_era(surface: McpSurface) -> None:
     updates: list[str] = []
     arrived = anyio.Event()
