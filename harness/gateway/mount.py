@@ -28,6 +28,7 @@ from .names import mount_name, selected
 from .results import Invalid, Reply, UpstreamToolError, check_output, convert, result_of
 from .rounds import through
 from .schema import (
+    NullOmitter,
     UnusableSchema,
     bound_description,
     compile_checker,
@@ -160,7 +161,10 @@ class Mount:
         else:
             self.tasks[tool.name] = task
 
+        omit_nulls = NullOmitter(parameters)
+
         def bind(args: Any, ctx: CallContext | None = None) -> Callable[[], Any]:
+            args = omit_nulls(args)
             check(args)
             return partial(execute, args, ctx)
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import DefinitionError
+from ..errors import DefinitionError, ToolArgsError
 from ..tools.fullschema import InvalidSchema, schema_checker
 from ..tools.icons import KEYS, check_icons
 
@@ -76,6 +76,45 @@ def compile_checker(schema: dict[str, Any]) -> Callable[[Any], None]:
         return schema_checker(schema)
     except InvalidSchema as exc:
         raise UnusableSchema(f"its inputSchema is {exc}") from None
+
+
+class NullOmitter:
+    """Optional arguments given as ``null`` where their schema admits no ``null``, taken as
+    not given (SEP-2243: "null or not provided" alike; a model often writes ``null`` for a
+    parameter it leaves out). They are dropped before the check and never sent; a ``null``
+    the schema admits, or one for a required parameter, is left for the check to judge."""
+
+    def __init__(self, parameters: dict[str, Any]) -> None:
+        properties = parameters.get("properties")
+        self.properties: dict[str, Any] = properties if isinstance(properties, dict) else {}
+        required = parameters.get("required")
+        self.required = frozenset(required) if isinstance(required, list) else frozenset()
+        self.definitions: dict[str, Any] = {
+            key: parameters[key] for key in ("$defs", "definitions") if key in parameters
+        }
+        self._admits: dict[str, bool] = {}
+
+    def __call__(self, args: Any) -> Any:
+        if type(args) is not dict or None not in args.values():
+            return args
+        dropped = [key for key, value in args.items() if value is None and self._omits(key)]
+        if not dropped:
+            return args
+        return {key: value for key, value in args.items() if key not in dropped}
+
+    def _omits(self, key: str) -> bool:
+        if key in self.required or key not in self.properties:
+            return False
+        admits = self._admits.get(key)
+        if admits is None:
+            one = {"type": "object", "properties": {key: self.properties[key]}}
+            try:
+                compile_checker({**one, **self.definitions})({key: None})
+                admits = True
+            except (ToolArgsError, UnusableSchema):
+                admits = False
+            self._admits[key] = admits
+        return not admits
 
 
 def bound_description(upstream: str, text: str, limit: int) -> tuple[str, str | None]:

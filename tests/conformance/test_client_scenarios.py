@@ -3,8 +3,7 @@
 Each scenario runs the pinned suite with ``client_driver.py`` as its client command: a
 harness mounts the suite's server (``harness:mcp-client``) and does what the scenario asks
 through its tools service; ``auth/*`` scenarios authorise with ``harness auth`` first. Every
-scenario the suite scores for an era passes, but the one in :data:`CANNOT_PASS`, which says
-why.
+scenario the suite scores for an era passes.
 """
 
 from __future__ import annotations
@@ -59,16 +58,9 @@ PASSING = {
         "sep-2322-client-request-state",
         "http-standard-headers",
         "http-invalid-tool-headers",
+        "http-custom-headers",
         "json-schema-ref-no-deref",
     ],
-}
-CANNOT_PASS = {
-    ("2026-07-28", "http-custom-headers"): (
-        "the scenario calls test_custom_headers_null with verbose: null, which the tool's "
-        "inputSchema types as boolean; harness checks a mounted tool's arguments before the "
-        "call leaves (docs/gateway.md), so that call is refused as invalid_args and never "
-        "reaches the server (sep-2243-client-omit-null); its other 17 checks pass"
-    ),
 }
 
 
@@ -100,6 +92,5 @@ def test_with_protocol_auto_the_gateway_finds_the_2026_era(
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_every_scored_client_scenario_is_run_or_explained(suite: Suite, era: str) -> None:
-    explained = [scenario for (at, scenario) in CANNOT_PASS if at == era]
-    assert sorted(client_scenarios(suite, era)) == sorted(PASSING[era] + explained)
+def test_every_scored_client_scenario_is_run(suite: Suite, era: str) -> None:
+    assert sorted(client_scenarios(suite, era)) == sorted(PASSING[era])

@@ -71,6 +71,14 @@ async def test_calls_results_and_errors(tmp_path: Path) -> None:
         assert failed.error is not None
         assert "fail" in failed.error
 
+        # an optional argument given as null, which its schema refuses: taken as not given,
+        # so the call reaches the server as the one without it did (before: invalid_args);
+        # a required one is still refused
+        defaulted = await tools.execute({"id": "3n", "name": "up_fail", "args": {"reason": None}})
+        assert (defaulted.code, defaulted.error) == ("tool_error", failed.error)
+        required = await tools.execute({"id": "4n", "name": "up_echo", "args": {"text": None}})
+        assert required.code == "invalid_args"
+
         wrong = await tools.execute({"id": "4", "name": "up_echo", "args": {"text": 3}})
         assert wrong.code == "invalid_args"
         assert (

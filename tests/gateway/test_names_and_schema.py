@@ -8,7 +8,7 @@ import pytest
 
 from harness.errors import ToolArgsError
 from harness.gateway.names import default_prefix, mount_name, selected
-from harness.gateway.schema import UnusableSchema, compile_checker, input_schema
+from harness.gateway.schema import NullOmitter, UnusableSchema, compile_checker, input_schema
 from harness.tools.definition import NAME_PATTERN
 
 
@@ -92,3 +92,25 @@ def test_a_remote_ref_is_never_fetched() -> None:
     )
     with pytest.raises(ToolArgsError, match=r"\$ref that does not resolve"):
         check({"a": 1})
+
+
+def test_optional_nulls_the_schema_refuses_are_taken_as_not_given() -> None:
+    parameters = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string"},
+            "verbose": {"type": "boolean"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "mode": {"$ref": "#/$defs/mode"},
+        },
+        "required": ["region"],
+        "$defs": {"mode": {"enum": ["fast", None]}},
+    }
+    omit = NullOmitter(parameters)
+    given = {"region": "eu", "verbose": None, "note": None, "mode": None, "extra": None}
+    # verbose refuses null: dropped; note and mode admit it: kept; extra is not a property
+    assert omit(given) == {"region": "eu", "note": None, "mode": None, "extra": None}
+    assert omit({"region": None}) == {"region": None}  # required: the check refuses it
+    plain = {"region": "eu"}
+    assert omit(plain) is plain  # no null, nothing copied
+    assert omit(["not", "a", "dict"]) == ["not", "a", "dict"]
