@@ -26,7 +26,14 @@ import anyio
 import mcp_types as types
 
 from ..tools.call_context import CallContext
-from ..tools.inputs import Answer, AskInput, Input, Root, RootsInput, Sampled, SampleInput
+from ..tools.inputs import (
+    Answer,
+    AskInput,
+    Input,
+    RootsInput,
+    SampleInput,
+    answer_to_wire,
+)
 from .results import UpstreamToolError
 
 __all__ = ["MAX_ROUNDS", "Send", "answers_of", "through"]
@@ -133,29 +140,11 @@ def input_of(wire: Mapping[str, Any]) -> Input | None:
 
 
 def _wire(answer: Any) -> Any:
-    """A typed answer as the wire's JSON (an answer recorded from the wire already is)."""
-    if isinstance(answer, Answer):
-        if answer.reason is not None:  # nobody could answer: declined at the upstream
-            return {"action": "decline"}
-        return answer.to_wire()
-    if isinstance(answer, Sampled):
-        wire: dict[str, Any] = {
-            "role": "assistant",
-            "content": answer.content[0]
-            if answer.content
-            else {"type": "text", "text": answer.text},
-            "model": answer.model or "unknown",
-        }
-        if answer.stop_reason is not None:
-            wire["stopReason"] = answer.stop_reason
-        return wire
-    if isinstance(answer, list) and all(isinstance(root, Root) for root in answer):
-        return {
-            "roots": [
-                {"uri": root.uri, **({"name": root.name} if root.name else {})} for root in answer
-            ]
-        }
-    return answer
+    """A typed answer as the wire's JSON (an answer recorded from the wire already is); an
+    :class:`Answer` nobody could give is declined at the upstream."""
+    if isinstance(answer, Answer) and answer.reason is not None:
+        return {"action": "decline"}
+    return answer_to_wire(answer)
 
 
 def _nobody(inputs: Mapping[str, Input]) -> Exception:

@@ -33,10 +33,10 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import TypeAdapter
 
 from ..tools.call_context import APPROVAL_KEY, CallContext, Client, unavailable
-from ..tools.inputs import Answer, Input, InputRequired, InputUnavailable
+from ..tools.inputs import Answer, Input, InputRequired, InputUnavailable, answer_to_wire
 from .log_messages import LEVELS, at_least
 
-__all__ = ["APPROVAL_KEY", "CallParams", "McpClient", "jsonable", "wire_answer"]
+__all__ = ["APPROVAL_KEY", "CallParams", "McpClient", "jsonable"]
 
 _log = logging.getLogger("harness.mcp")
 CAPABILITY = {"ask": "elicitation", "sample": "sampling", "roots": "roots"}
@@ -114,7 +114,7 @@ class McpClient(Client):
         if not theirs:
             return answers
         if self.modern or self.session is None:
-            self.answered = {key: wire_answer(answer) for key, answer in answers.items()}
+            self.answered = {key: answer_to_wire(answer) for key, answer in answers.items()}
             raise InputRequired({key: request.to_wire() for key, request in theirs.items()})
         for key, request in theirs.items():  # one after another, on the call's own stream
             answers[key] = await self._ask(ctx, request)
@@ -157,31 +157,6 @@ class McpClient(Client):
             )
         )
         await session.send_notification(notice, related_request_id=self.request_id)
-
-
-def wire_answer(answer: Any) -> Any:
-    """A typed answer (:class:`Answer`, :class:`Sampled`, a list of :class:`Root`) as the
-    wire's JSON (what a 2026-07-28 client sends in ``inputResponses``)."""
-    from ..tools.inputs import Root, Sampled
-
-    if isinstance(answer, Answer):
-        return answer.to_wire()
-    if isinstance(answer, Sampled):
-        wire: dict[str, Any] = {
-            "role": "assistant",
-            "content": answer.content[0] if answer.content else {"type": "text", "text": ""},
-            "model": answer.model or "unknown",
-        }
-        if answer.stop_reason is not None:
-            wire["stopReason"] = answer.stop_reason
-        return wire
-    if isinstance(answer, list) and all(isinstance(root, Root) for root in answer):
-        return {
-            "roots": [
-                {"uri": root.uri, **({"name": root.name} if root.name else {})} for root in answer
-            ]
-        }
-    return answer
 
 
 def jsonable(value: Any) -> Any:

@@ -27,8 +27,9 @@ from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from ..tools.call_context import APPROVAL_KEY, CallContext
 from ..tools.calls import ToolCall
+from ..tools.inputs import answer_to_wire
 from ..tools.seal import CallSeal, SealError
-from .client import McpClient, wire_answer
+from .client import McpClient
 
 __all__ = ["Rounds", "missing_capability"]
 
@@ -76,7 +77,7 @@ class Rounds:
     ) -> types.InputRequiredResult:
         """The end of a round: ``requests`` and a state sealing every answer so far."""
         recorded = [
-            {key: wire_answer(answer) for key, answer in entry.items()}
+            {key: answer_to_wire(answer) for key, answer in entry.items()}
             for entry in ctx.recorded[: ctx.used]
         ]
         payload = {"recorded": recorded, "asked": sorted(requests), "partial": client.answered}

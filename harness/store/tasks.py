@@ -100,8 +100,8 @@ class StoredTasks:
     ) -> bool:
         """Record a new ``working`` task run by this process (and forget expired ones);
         False, recording nothing, when the store keeps ``limit`` tasks already (None: no
-        limit; on
-        PostgreSQL, replicas creating tasks at the same moment may pass it by a few)."""
+        limit; on PostgreSQL, replicas creating tasks at the same moment may pass it by a
+        few)."""
         await self.purge()
         count = self.database.sql("SELECT COUNT(*) FROM tasks")
         insert = self.database.sql(

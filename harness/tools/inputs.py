@@ -232,3 +232,29 @@ def answer_of(request: Input, raw: Any) -> Any:
         for root in roots
         if isinstance(root, Mapping) and root.get("uri")
     ]
+
+
+def answer_to_wire(answer: Any) -> Any:
+    """A typed answer (:class:`Answer`, :class:`Sampled`, a list of :class:`Root`) as the
+    wire's JSON, the inverse of :func:`answer_of` (what a 2026-07-28 client sends in
+    ``inputResponses``); anything else (an answer recorded from the wire) as it is."""
+    if isinstance(answer, Answer):
+        return answer.to_wire()
+    if isinstance(answer, Sampled):
+        wire: dict[str, Any] = {
+            "role": "assistant",
+            "content": answer.content[0]
+            if answer.content
+            else {"type": "text", "text": answer.text},
+            "model": answer.model or "unknown",
+        }
+        if answer.stop_reason is not None:
+            wire["stopReason"] = answer.stop_reason
+        return wire
+    if isinstance(answer, list) and all(isinstance(root, Root) for root in answer):
+        return {
+            "roots": [
+                {"uri": root.uri, **({"name": root.name} if root.name else {})} for root in answer
+            ]
+        }
+    return answer
