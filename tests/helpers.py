@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import mcp_types as types
 
 from harness import Host, ToolResult
@@ -186,3 +189,23 @@ class Elicitor:
         if self.tool is not None and not message.startswith(f"{APPROVAL_PROMPT}{self.tool}("):
             return types.ElicitResult(action="decline")
         return types.ElicitResult(action=self.action, content=self.content)
+
+
+@contextlib.asynccontextmanager
+async def serving_http(surface: Any, wrap: Any = None) -> AsyncIterator[str]:
+    """``surface`` (an ``McpSurface``) served over streamable HTTP on a free port of
+    127.0.0.1 while inside (its app wrapped by ``wrap``, as ``serve_http`` takes it);
+    yields its MCP URL."""
+    ready: list[str] = []
+    got_url = anyio.Event()
+
+    def on_ready(url: str) -> None:
+        ready.append(url)
+        got_url.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: surface.serve_http(port=0, on_ready=on_ready, wrap=wrap))
+        with anyio.fail_after(30):
+            await got_url.wait()
+        yield ready[0]
+        group.cancel_scope.cancel()

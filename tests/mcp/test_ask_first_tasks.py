@@ -18,7 +18,7 @@ import pytest
 from harness import Host
 from harness.mcp import APPROVAL_KEY, McpSurface
 
-from ..helpers import ROOT, write
+from ..helpers import ROOT, serving_http, write
 
 pytestmark = pytest.mark.anyio
 TASKS = "io.modelcontextprotocol/tasks"
@@ -69,20 +69,9 @@ async def serve(tmp_path: Path, policy: str) -> AsyncIterator[str]:
     async with Host(tmp_path / "cordis.yml") as host:
         surface = McpSurface(host.ctx)
         surface.attach()
-        ready: list[str] = []
-        got_url = anyio.Event()
-
-        def on_ready(url: str) -> None:
-            ready.append(url)
-            got_url.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: surface.serve_http(port=0, on_ready=on_ready))
-            with anyio.fail_after(30):
-                await got_url.wait()
-            yield ready[0]
+        async with serving_http(surface) as url:
+            yield url
             assert host.tools.approvals.pending() == []  # nobody was asked on a console
-            group.cancel_scope.cancel()
 
 
 @pytest.fixture

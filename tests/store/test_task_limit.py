@@ -11,14 +11,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 
 from harness import Host
 from harness.mcp import McpSurface
 
-from ..helpers import write
+from ..helpers import serving_http, write
 from ..mcp.test_ask_first_tasks import TASKS, finished
 from .postgres import Postgres
 
@@ -69,19 +68,8 @@ async def served(tmp_path: Path, store: str) -> AsyncIterator[str]:
         surface = McpSurface(host.ctx)
         surface.attach()
         surface.tasks.limit = 2
-        ready: list[str] = []
-        got_url = anyio.Event()
-
-        def on_ready(url: str) -> None:
-            ready.append(url)
-            got_url.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: surface.serve_http(port=0, on_ready=on_ready))
-            with anyio.fail_after(30):
-                await got_url.wait()
-            yield ready[0]
-            group.cancel_scope.cancel()
+        async with serving_http(surface) as url:
+            yield url
 
 
 async def note(

@@ -23,6 +23,7 @@ from harness.mcp import McpSurface
 from harness.web.app import console_app
 from harness.web.console import WebConsole
 
+from ..helpers import serving_http
 from .page import Page
 
 pytestmark = pytest.mark.anyio
@@ -80,24 +81,14 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
         console.attach()
         surface = McpSurface(host.ctx)
         surface.attach()
-        ready: list[str] = []
-        got_url = anyio.Event()
-
-        def on_ready(url: str) -> None:
-            ready.append(url)
-            got_url.set()
 
         def wrap(app: Any) -> Any:
             return console_app(console, app, "127.0.0.1", None)
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: surface.serve_http(port=0, on_ready=on_ready, wrap=wrap))
-            with anyio.fail_after(30):
-                await got_url.wait()
-            served.base = ready[0].removesuffix("/mcp").rstrip("/") + "/"
+        async with serving_http(surface, wrap) as url:
+            served.base = url.removesuffix("/mcp").rstrip("/") + "/"
             async with Page(served.base):  # a console page is open: requests wait for it
                 yield served
-            group.cancel_scope.cancel()
 
 
 async def test_every_surface_asks_in_one_id_space_of_unguessable_ids(served: Served) -> None:

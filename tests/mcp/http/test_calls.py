@@ -12,13 +12,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 
 from harness import Host, define_tool
 from harness.mcp import Catalog, McpSurface
 from harness.tools.definition import ToolDefinition
+
+from ...helpers import serving_http
 
 ROOT = Path(__file__).resolve().parents[3]
 META = {
@@ -64,19 +65,8 @@ async def served(
     async with Host(config) as host:
         surface = McpSurface(host.ctx)
         surface.attach()
-        ready: list[str] = []
-        got_url = anyio.Event()
-
-        def on_ready(url: str) -> None:
-            ready.append(url)
-            got_url.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: surface.serve_http(port=0, on_ready=on_ready))
-            with anyio.fail_after(30):
-                await got_url.wait()
-            yield surface, ready[0], counts
-            group.cancel_scope.cancel()
+        async with serving_http(surface) as url:
+            yield surface, url, counts
 
 
 async def post(client: httpx2.AsyncClient, url: str, method: str, **params: Any) -> Any:

@@ -9,13 +9,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import Client
 
 from harness import Host, ToolCall
 from harness.mcp import McpSurface
 from harness.tools import kernel
+
+from ...helpers import serving_http
 
 ROOT = Path(__file__).resolve().parents[3]
 ADD_CTX = '''
@@ -79,19 +80,8 @@ async def serve(tmp_path: Path, web: bool) -> AsyncIterator[tuple[Host, str]]:
 
         surface = McpSurface(host.ctx)
         surface.attach()
-        urls: list[str] = []
-        ready = anyio.Event()
-
-        def on_ready(url: str) -> None:
-            urls.append(url)
-            ready.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: surface.serve_http(port=0, on_ready=on_ready, wrap=wrap))
-            with anyio.fail_after(30):
-                await ready.wait()
-            yield host, urls[0]
-            group.cancel_scope.cancel()
+        async with serving_http(surface, wrap) as url:
+            yield host, url
 
 
 @pytest.mark.parametrize("web", [False, True], ids=["mcp", "mcp-and-console"])
